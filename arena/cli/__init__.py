@@ -1,0 +1,1 @@
+"""The ``arena`` command line. Logging is configured here and nowhere else."""

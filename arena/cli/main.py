@@ -1,0 +1,56 @@
+"""``arena`` — the command-line entry point: one subcommand per module."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+from collections.abc import Callable, Sequence
+
+from arena import __version__
+
+
+def _judge(args: argparse.Namespace) -> int:
+    from arena.cli.judge import run
+
+    return run(sys.stdin, sys.stdout)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="arena",
+        description="A referee for bot-versus-bot Tractor (升级 / 拖拉机) matches.",
+        epilog="Run 'arena COMMAND --help' for the options of one command.",
+    )
+    parser.add_argument("--version", action="version", version=f"arena {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    judge = sub.add_parser(
+        "judge",
+        help="the rules oracle: JSON questions on stdin, one JSON answer per line",
+        description="Reads questions as JSON Lines on standard input and answers each on one "
+        'line (see docs/judge.md). Example:\n  echo \'{"id":1,"q":"result",'
+        '"attacker_points":85}\' | arena judge',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    judge.set_defaults(func=_judge)
+    for register in _extra_commands():
+        register(sub)
+    return parser
+
+
+def _extra_commands() -> list[Callable[[Any], None]]:
+    return []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from arena import __version__
 

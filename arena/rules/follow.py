@@ -12,7 +12,6 @@ legal when its profile equals the best profile the hand could have reached.
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 from collections.abc import Sequence
 
 from arena.rules.cards import Card, format_cards
@@ -37,7 +36,16 @@ LEGAL = Verdict(True)
 
 def missing_from(hand: Sequence[Card], play: Sequence[Card]) -> list[Card]:
     """The cards of ``play`` that ``hand`` does not hold (as a multiset)."""
-    return list((Counter(play) - Counter(hand)).elements())
+    if len(play) == 1:
+        return [] if play[0] in hand else list(play)
+    remaining = list(hand)
+    missing: list[Card] = []
+    for card in play:
+        try:
+            remaining.remove(card)
+        except ValueError:
+            missing.append(card)
+    return missing
 
 
 def check_follow(

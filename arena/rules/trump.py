@@ -55,6 +55,8 @@ class CardOrder:
     rules: RuleSet
     lane: tuple[int, ...]
     key: tuple[int, ...]
+    hand_rank: dict[Card, int]  # position in a hand sorted as people hold it
+    cheap_rank: dict[Card, int]  # position from the card most gladly given away
 
     def lane_of(self, card: Card) -> int:
         return self.lane[card.index]
@@ -70,7 +72,11 @@ class CardOrder:
 
     def sort(self, cards: list[Card]) -> list[Card]:
         """Cards by lane (♠♥♣♦, trumps last) then from high to low: a hand as people hold it."""
-        return sorted(cards, key=lambda c: (self.lane[c.index], -self.key[c.index], c.index))
+        return sorted(cards, key=self.hand_rank.__getitem__)
+
+    def cheapest_first(self, cards: list[Card]) -> list[Card]:
+        """Side suits before trumps, cards without points first, then low before high."""
+        return sorted(cards, key=self.cheap_rank.__getitem__)
 
 
 def card_order(trump: Trump, rules: RuleSet | None = None) -> CardOrder:
@@ -110,4 +116,15 @@ def _card_order(trump: Trump, rules: RuleSet) -> CardOrder:
         else:
             lane.append(SUITS.index(card.suit))
             key.append(place[card.rank])
-    return CardOrder(trump, rules, tuple(lane), tuple(key))
+    by_hand = sorted(CARDS, key=lambda c: (lane[c.index], -key[c.index], c.index))
+    by_cheap = sorted(
+        CARDS, key=lambda c: (lane[c.index] == TRUMP_LANE, c.points, key[c.index], c.index)
+    )
+    return CardOrder(
+        trump,
+        rules,
+        tuple(lane),
+        tuple(key),
+        {c: i for i, c in enumerate(by_hand)},
+        {c: i for i, c in enumerate(by_cheap)},
+    )

@@ -10,7 +10,6 @@ come before pairs.
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Final
 
@@ -69,8 +68,12 @@ def tally(cards: Iterable[Card], order: CardOrder) -> dict[int, dict[Card, int]]
     """
     out: dict[int, dict[Card, int]] = {}
     key = order.key
-    for card, n in Counter(cards).items():
-        out.setdefault(key[card.index], {})[card] = n
+    for card in cards:
+        faces = out.get(key[card.index])
+        if faces is None:
+            out[key[card.index]] = {card: 1}
+        else:
+            faces[card] = faces.get(card, 0) + 1
     return out
 
 

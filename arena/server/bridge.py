@@ -1,31 +1,24 @@
 """The asyncio ⇄ trio bridge: grpc.aio in its own thread, the referee in trio.
 
 DESIGN.md, "Process and thread model": the referee runs in trio on the main thread;
-the gRPC server is ``grpc.aio`` on its own asyncio loop in one daemon thread (the one
-exception to "tasks start only in nurseries", STYLE.md habit 11). Only two
-thread-safe hops cross between them:
+``grpc.aio`` runs on its own asyncio loop in one daemon thread (:class:`GrpcThread`,
+from :mod:`arena.server.grpc_thread`, re-exported here: the one exception to "tasks
+start only in nurseries", STYLE.md habit 11). Two thread-safe hops cross between
+them, each wrapped in a box whose producer calls ``*_nowait`` (never blocks, any
+thread) and whose consumer awaits in its own loop:
 
-- trio → asyncio: ``loop.call_soon_threadsafe(queue.put_nowait, msg)``
-  (:func:`call_in_asyncio_nowait`, :class:`AsyncioOutbox`);
-- asyncio → trio: ``TrioToken.run_sync_soon(send_channel.send_nowait, msg)``
-  (:func:`call_in_trio_nowait`, :class:`TrioInbox`).
+- trio → asyncio, ``loop.call_soon_threadsafe(queue.put_nowait, msg)``: :class:`AsyncioOutbox`;
+- asyncio → trio, ``TrioToken.run_sync_soon(channel.send_nowait, msg)``: :class:`TrioInbox`.
 
-Each side uses its own vocabulary: the producer of a box calls ``*_nowait`` (never
-blocks, safe from any thread), the consumer awaits in its own loop. No thread per
-stream and no ``trio.from_thread.run`` per message (measured 1.6× slower).
+Both boxes are **unbounded**: safe because every producer is paced by its peer (a bot
+answers one request at a time, the referee sends a few messages per decision) and
+gRPC flow control bounds what a client can push. Either side may finish first: a hop
+into a finished trio run or a closed loop returns ``False`` (and is counted as dropped)
+instead of raising, and nothing scheduled into trio can raise there (an exception in a
+``run_sync_soon`` callback would crash the whole trio run). This module does not log:
+``run_sync_soon`` callbacks carry no structlog context; read ``statistics()`` instead.
 
-Both boxes are **unbounded**: a hop never blocks and never fails for lack of space.
-That is safe here because every producer is paced by its peer (a bot answers one
-request at a time; the referee sends a handful of messages per decision), and gRPC's
-own flow control bounds what a client can push into a stream. A box whose consumer
-has gone away drops what it is sent and counts it (``statistics()``).
-
-Either side may finish first: a hop into a finished trio run or a closed asyncio loop
-returns ``False`` instead of raising, and nothing scheduled into trio can raise there
-(a callback that raised inside ``run_sync_soon`` would crash the whole trio run).
-
-Callbacks run by ``run_sync_soon`` carry no structlog context, so this module does not
-log; callers count, or log from a trio task.
+From trio, run the server with :func:`open_grpc_server` or :func:`serve_grpc`.
 """
 
 from __future__ import annotations
@@ -33,17 +26,20 @@ from __future__ import annotations
 import asyncio
 import enum
 import math
-import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Generic, Self, TypeVar, TypeVarTuple
 
-import grpc
 import trio
-from grpc_health.v1 import _async as health_aio
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+
+from arena.server.grpc_thread import (
+    GrpcServerConfig,
+    GrpcServerError,
+    GrpcThread,
+    GrpcThreadStatistics,
+    Registration,
+)
 
 __all__ = [
     "AsyncioOutbox",
@@ -63,12 +59,6 @@ __all__ = [
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
 
-#: Adds one service to a server, e.g. ``partial(add_ArenaServicer_to_server, servicer)``.
-#: Called in the gRPC thread, before the server starts.
-Registration = Callable[[grpc.aio.Server], object]
-
-_HEALTH_SERVICE = "grpc.health.v1.Health"
-
 
 # --------------------------------------------------------------------------- the hops
 
@@ -76,15 +66,11 @@ _HEALTH_SERVICE = "grpc.health.v1.Health"
 def call_in_trio_nowait(
     token: trio.lowlevel.TrioToken, fn: Callable[[*Ts], object], *args: *Ts
 ) -> bool:
-    """Schedule ``fn(*args)`` in the trio run of ``token``; callable from any thread.
+    """Schedule ``fn(*args)`` in ``token``'s trio run, FIFO; callable from any thread.
 
-    ``fn`` runs soon, in trio's thread, in FIFO order with other calls; it must not
-    raise (trio turns an exception there into ``TrioInternalError`` and cancels the
-    whole run) and must not block.
-
-    Returns:
-        ``False`` if the trio run has finished (``fn`` will never run), else ``True``
-        (``fn`` is guaranteed to run before ``trio.run`` returns).
+    ``fn`` must neither block nor raise (trio would turn the exception into
+    ``TrioInternalError`` and cancel the whole run). Returns ``False`` if the run has
+    finished (``fn`` never runs); ``True`` guarantees ``fn`` runs before ``trio.run`` ends.
     """
     try:
         token.run_sync_soon(fn, *args)
@@ -98,9 +84,8 @@ def call_in_asyncio_nowait(
 ) -> bool:
     """Schedule ``fn(*args)`` on ``loop``; callable from any thread.
 
-    Returns:
-        ``False`` if the loop is closed (``fn`` will never run), else ``True``. A loop
-        that has stopped but is not yet closed accepts the call and never runs it.
+    Returns ``False`` if the loop is closed (``fn`` never runs). A loop that has stopped
+    but is not yet closed accepts the call and never runs it.
     """
     try:
         loop.call_soon_threadsafe(fn, *args)
@@ -127,18 +112,13 @@ class _End(enum.Enum):
 
 
 class TrioInbox(Generic[T]):
-    """asyncio → trio: the asyncio side calls :meth:`put_nowait`, trio iterates.
+    """asyncio → trio, in order per producing thread; unbounded.
 
-    Create it inside trio (it captures the current trio token)::
+    Create it in trio (it captures the trio token; ``RuntimeError`` outside a run)::
 
-        inbox = TrioInbox[BotMessage]()       # in trio
-        inbox.put_nowait(msg)                 # in the gRPC thread (any thread)
-        async for msg in inbox: ...           # in trio
-
-    Order is preserved per producing thread. Unbounded (see the module docstring).
-
-    Raises:
-        RuntimeError: if created outside a trio run.
+        inbox = TrioInbox[BotMessage]()   # in trio
+        inbox.put_nowait(msg)             # in the gRPC thread (any thread)
+        async for msg in inbox: ...       # in trio
     """
 
     def __init__(self) -> None:
@@ -148,8 +128,6 @@ class TrioInbox(Generic[T]):
         self._delivered = 0
         self._dropped = 0
 
-    # asyncio side (any thread) ---------------------------------------------------
-
     def put_nowait(self, msg: T) -> bool:
         """Hand ``msg`` to trio. ``False`` if the inbox was ended or trio has finished."""
         if self._ended or not call_in_trio_nowait(self._token, self._deliver, msg):
@@ -158,22 +136,12 @@ class TrioInbox(Generic[T]):
         return True
 
     def close_nowait(self) -> bool:
-        """End the stream: trio's iteration stops after the messages already put.
-
-        Idempotent. ``False`` if trio has already finished.
-        """
+        """Producer: end the stream after what was put. Idempotent; ``False`` if trio ended."""
         self._ended = True
         return call_in_trio_nowait(self._token, self._send.close)
 
-    # trio side --------------------------------------------------------------------
-
     async def receive(self) -> T:
-        """The next message.
-
-        Raises:
-            trio.EndOfChannel: after :meth:`close_nowait`, once the inbox is drained.
-            trio.ClosedResourceError: after :meth:`close`.
-        """
+        """The next message; ``trio.EndOfChannel`` once ended and drained."""
         return await self._receive.receive()
 
     def __aiter__(self) -> Self:
@@ -186,7 +154,7 @@ class TrioInbox(Generic[T]):
             raise StopAsyncIteration from None
 
     def close(self) -> None:
-        """Stop receiving: buffered and later messages are dropped (and counted)."""
+        """Consumer: stop receiving; buffered and later messages are dropped."""
         while True:
             try:
                 self._receive.receive_nowait()
@@ -196,7 +164,6 @@ class TrioInbox(Generic[T]):
         self._receive.close()
 
     def statistics(self) -> BoxStatistics:
-        """Counts so far (read from the trio side)."""
         stats = self._send.statistics()
         return BoxStatistics(
             delivered=self._delivered,
@@ -216,22 +183,14 @@ class TrioInbox(Generic[T]):
 
 
 class AsyncioOutbox(Generic[T]):
-    """trio → asyncio: trio calls :meth:`send_nowait`, the asyncio side awaits :meth:`get`.
+    """trio → asyncio, in order per producing thread; unbounded.
 
-    Typically created by a servicer method, one per stream, and handed to trio through
-    a :class:`TrioInbox`::
+    Typically one per stream, made by the servicer and handed to trio in a TrioInbox
+    (``loop`` defaults to the running loop; ``RuntimeError`` if there is none)::
 
         outbox = AsyncioOutbox[RefereeMessage]()   # in the gRPC thread
         outbox.send_nowait(msg)                    # in trio (any thread)
         async for msg in outbox: yield msg         # in the gRPC thread
-
-    Order is preserved per producing thread. Unbounded (see the module docstring).
-
-    Args:
-        loop: the consumer's loop; defaults to the running loop.
-
-    Raises:
-        RuntimeError: if ``loop`` is omitted and no asyncio loop is running.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
@@ -242,37 +201,26 @@ class AsyncioOutbox(Generic[T]):
         self._delivered = 0
         self._dropped = 0
 
-    # trio side (any thread) ---------------------------------------------------------
-
     def send_nowait(self, msg: T) -> bool:
-        """Hand ``msg`` to asyncio. ``False`` if the outbox is closed or the loop is closed."""
-        if self._ended or self._consumer_closed:
-            self._dropped += 1
-            return False
-        if not call_in_asyncio_nowait(self._loop, self._queue.put_nowait, msg):
+        """Hand ``msg`` to asyncio. ``False`` if the outbox or the loop is closed."""
+        if self._ended or self._consumer_closed or not self._hop(msg):
             self._dropped += 1
             return False
         return True
 
     def close_nowait(self) -> bool:
-        """End the stream: :meth:`get` raises ``EndOfChannel`` after the messages sent.
-
-        Idempotent. ``False`` if the loop is closed.
-        """
+        """Producer: end the stream after what was sent. Idempotent; ``False`` if the
+        loop is closed."""
         if self._ended:
             return True
         self._ended = True
-        return call_in_asyncio_nowait(self._loop, self._queue.put_nowait, _End.END)
+        return self._hop(_End.END)
 
-    # asyncio side -------------------------------------------------------------------
+    def _hop(self, item: T | _End) -> bool:
+        return call_in_asyncio_nowait(self._loop, self._queue.put_nowait, item)
 
     async def get(self) -> T:
-        """The next message.
-
-        Raises:
-            trio.EndOfChannel: after :meth:`close_nowait`, once the outbox is drained
-                (again on every later call), or after :meth:`close`.
-        """
+        """The next message; ``trio.EndOfChannel`` (on every call) once ended and drained."""
         if self._consumer_closed:
             raise trio.EndOfChannel
         item = await self._queue.get()
@@ -292,233 +240,19 @@ class AsyncioOutbox(Generic[T]):
             raise StopAsyncIteration from None
 
     def close(self) -> None:
-        """Stop receiving (e.g. the client went away): buffered and later messages are dropped."""
+        """Consumer: stop receiving (the client left); buffered and later messages drop."""
         self._consumer_closed = True
         while not self._queue.empty():
             if self._queue.get_nowait() is not _End.END:
                 self._dropped += 1
 
     def statistics(self) -> BoxStatistics:
-        """Counts so far (exact when read from the asyncio side)."""
         return BoxStatistics(
             delivered=self._delivered,
             dropped=self._dropped,
             buffered=self._queue.qsize(),
             closed=self._ended or self._consumer_closed,
         )
-
-
-# --------------------------------------------------------------------------- the server
-
-
-def _default_options() -> tuple[tuple[str, int], ...]:
-    return (
-        # Ping idle connections so a vanished bot is noticed within ~30 s.
-        ("grpc.keepalive_time_ms", 20_000),
-        ("grpc.keepalive_timeout_ms", 10_000),
-        ("grpc.keepalive_permit_without_calls", 1),
-        ("grpc.http2.max_pings_without_data", 0),
-        # Let bots ping us as often as every 10 s without being cut off.
-        ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),
-        # Binding a port already in use must fail, not share it silently (Linux).
-        ("grpc.so_reuseport", 0),
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class GrpcServerConfig:
-    """How to run the embedded server. Durations in seconds.
-
-    Attributes:
-        address: where to listen; port 0 picks a free port (see ``GrpcThread.port``).
-        service_names: full names of the registered services (``"arena.v1.Arena"``);
-            each is reported SERVING by health checking and listed by reflection.
-        options: extra gRPC channel arguments, overriding the defaults (keepalive,
-            ``grpc.so_reuseport`` = 0) and the message size limits below.
-        max_receive_message_bytes: largest message a client may send (bots send tiny
-            ones; the limit is a defence against hostile clients).
-        max_send_message_bytes: largest message the server sends.
-        maximum_concurrent_rpcs: refuse RPCs beyond this many (``None``: no limit).
-        grace: seconds in-flight RPCs get to finish when the server stops.
-        start_timeout: seconds :meth:`GrpcThread.start` waits for the port to bind.
-        stop_timeout: seconds :meth:`GrpcThread.stop` waits for the thread to end.
-        thread_name: the name of the server thread.
-    """
-
-    address: str = "127.0.0.1:0"
-    service_names: tuple[str, ...] = ()
-    options: tuple[tuple[str, int | str], ...] = ()
-    max_receive_message_bytes: int = 256 * 1024
-    max_send_message_bytes: int = 4 * 1024 * 1024
-    maximum_concurrent_rpcs: int | None = None
-    grace: float = 1.0
-    start_timeout: float = 10.0
-    stop_timeout: float = 10.0
-    thread_name: str = "arena-grpc"
-
-    def channel_options(self) -> list[tuple[str, int | str]]:
-        """All channel arguments for the server, later entries winning."""
-        merged: dict[str, int | str] = dict(_default_options())
-        merged["grpc.max_receive_message_length"] = self.max_receive_message_bytes
-        merged["grpc.max_send_message_length"] = self.max_send_message_bytes
-        merged.update(self.options)
-        return list(merged.items())
-
-
-class GrpcServerError(RuntimeError):
-    """The embedded gRPC server failed to start, crashed, or did not stop in time."""
-
-
-@dataclass(frozen=True, slots=True)
-class GrpcThreadStatistics:
-    """A snapshot of the embedded server."""
-
-    address: str
-    port: int | None
-    running: bool
-    thread_alive: bool
-
-
-class GrpcThread:
-    """A ``grpc.aio`` server on its own asyncio loop in one daemon thread.
-
-    Besides ``registrations`` it serves standard health checking
-    (``grpc.health.v1.Health``: the server and every configured service SERVING until
-    shutdown begins) and server reflection (v1alpha) for the configured services.
-    From trio prefer :func:`open_grpc_server` or :func:`serve_grpc`; ``start`` and
-    ``stop`` block the calling thread.
-
-    Resource handling: one thread and one asyncio loop per instance, both gone after
-    :meth:`stop`; an instance runs at most once. The thread is a daemon, so a server
-    that was never stopped cannot keep the process alive.
-    """
-
-    def __init__(
-        self, registrations: Iterable[Registration], config: GrpcServerConfig | None = None
-    ) -> None:
-        self.config = config if config is not None else GrpcServerConfig()
-        self._registrations = tuple(registrations)
-        self._thread = threading.Thread(
-            target=self._thread_main, name=self.config.thread_name, daemon=True
-        )
-        self._ready = threading.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop_requested: asyncio.Event | None = None
-        self._grace = self.config.grace
-        self._port: int | None = None
-        self._error: BaseException | None = None
-        self._running = False
-
-    @property
-    def port(self) -> int:
-        """The bound port. Raises ``GrpcServerError`` before a successful start."""
-        if self._port is None:
-            raise GrpcServerError("the gRPC server has not started")
-        return self._port
-
-    @property
-    def loop(self) -> asyncio.AbstractEventLoop:
-        """The server's asyncio loop (for :class:`AsyncioOutbox` and hops from trio)."""
-        if self._loop is None or not self._ready.is_set():
-            raise GrpcServerError("the gRPC server has not started")
-        return self._loop
-
-    @property
-    def target(self) -> str:
-        """``host:port`` for a client channel."""
-        host = self.config.address.rsplit(":", 1)[0]
-        return f"{host}:{self.port}"
-
-    def start(self) -> int:
-        """Start the thread and wait until the server listens; return the bound port.
-
-        Raises:
-            GrpcServerError: if it was started before, failed to bind or start (the
-                cause is chained), or was not ready within ``config.start_timeout``.
-        """
-        if self._thread.ident is not None:
-            raise GrpcServerError("a GrpcThread can be started only once")
-        self._thread.start()
-        if not self._ready.wait(self.config.start_timeout):
-            self.stop()
-            raise GrpcServerError(f"gRPC server not ready after {self.config.start_timeout} s")
-        if self._port is None:
-            self._thread.join(self.config.stop_timeout)
-            raise GrpcServerError(
-                f"gRPC server failed to start on {self.config.address}"
-            ) from self._error
-        return self._port
-
-    def stop(self, grace: float | None = None) -> None:
-        """Stop gracefully: health turns NOT_SERVING, new RPCs are refused, in-flight
-        ones get ``grace`` seconds (default ``config.grace``) and are then cancelled.
-        Blocks until the thread has ended. Idempotent; a no-op if never started.
-
-        Raises:
-            GrpcServerError: if the thread is still alive after ``config.stop_timeout``
-                (it is a daemon and will not block exit), or the server crashed while
-                running (the cause is chained).
-        """
-        if self._thread.ident is None:
-            return
-        if grace is not None:
-            self._grace = grace
-        loop, stop_requested = self._loop, self._stop_requested
-        if loop is not None and stop_requested is not None:
-            call_in_asyncio_nowait(loop, stop_requested.set)
-        self._thread.join(self.config.stop_timeout)
-        if self._thread.is_alive():
-            raise GrpcServerError(f"gRPC thread still alive after {self.config.stop_timeout} s")
-        if self._error is not None and self._port is not None:
-            error, self._error = self._error, None
-            raise GrpcServerError("the gRPC server crashed") from error
-
-    def statistics(self) -> GrpcThreadStatistics:
-        return GrpcThreadStatistics(
-            address=self.config.address,
-            port=self._port,
-            running=self._running,
-            thread_alive=self._thread.is_alive(),
-        )
-
-    # in the gRPC thread ----------------------------------------------------------------
-
-    def _thread_main(self) -> None:
-        try:
-            asyncio.run(self._serve())
-        except BaseException as error:  # handed to start()/stop() in the caller's thread
-            self._error = error
-        finally:
-            self._running = False
-            self._ready.set()
-
-    async def _serve(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop_requested = asyncio.Event()
-        config = self.config
-        server = grpc.aio.server(
-            options=config.channel_options(),
-            maximum_concurrent_rpcs=config.maximum_concurrent_rpcs,
-        )
-        for register in self._registrations:
-            register(server)
-        health = health_aio.HealthServicer()
-        health_pb2_grpc.add_HealthServicer_to_server(health, server)
-        for name in ("", *config.service_names):
-            await health.set(name, health_pb2.HealthCheckResponse.SERVING)
-        reflection.enable_server_reflection(
-            [*config.service_names, _HEALTH_SERVICE, reflection.SERVICE_NAME], server
-        )
-        port = server.add_insecure_port(config.address)
-        await server.start()
-        self._port, self._running = port, True
-        self._ready.set()
-        try:
-            await self._stop_requested.wait()
-        finally:
-            self._running = False
-            await health.enter_graceful_shutdown()
-            await server.stop(self._grace)
 
 
 # --------------------------------------------------------------------------- from trio
@@ -528,17 +262,13 @@ class GrpcThread:
 async def open_grpc_server(
     registrations: Sequence[Registration], config: GrpcServerConfig | None = None
 ) -> AsyncIterator[GrpcThread]:
-    """Run a :class:`GrpcThread` for the duration of an ``async with`` block (trio)::
+    """Run a :class:`GrpcThread` for an ``async with`` block in trio::
 
-        async with open_grpc_server([register_arena], config) as server:
+        async with open_grpc_server([partial(add_ArenaServicer_to_server, s)]) as server:
             print(server.port)
 
-    Resource handling: the server listens when the block is entered and has stopped,
-    thread and loop gone, when it is left, however it is left (shielded from
-    cancellation; at most ``grace`` + ``stop_timeout`` seconds).
-
-    Raises:
-        GrpcServerError: see :meth:`GrpcThread.start` and :meth:`GrpcThread.stop`.
+    The server listens inside the block and has stopped, thread and loop gone, after
+    it, however it is left (shielded from cancellation). Raises ``GrpcServerError``.
     """
     server = GrpcThread(registrations, config)
     await trio.to_thread.run_sync(server.start)
@@ -555,12 +285,8 @@ async def serve_grpc(
     *,
     task_status: trio.TaskStatus[GrpcThread] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run the server until cancelled; for ``await nursery.start(serve_grpc, ...)``,
-    which returns the listening :class:`GrpcThread` (its ``port`` is bound).
-
-    Raises:
-        GrpcServerError: see :func:`open_grpc_server`.
-    """
+    """Serve until cancelled; ``await nursery.start(serve_grpc, ...)`` returns the
+    listening :class:`GrpcThread`. Raises ``GrpcServerError``."""
     async with open_grpc_server(registrations, config) as server:
         task_status.started(server)
         await trio.sleep_forever()

@@ -1,0 +1,83 @@
+"""The sans-IO deal and match state machines, seat views, and the bot interface.
+
+No trio, no gRPC, no clocks, no randomness: a seed and the answers fix the match.
+"""
+
+from arena.game.deal import DealMachine, Phase
+from arena.game.events import (
+    PASS,
+    Action,
+    BidMade,
+    CardDealt,
+    CardsPlayed,
+    DealEnded,
+    DealStarted,
+    Decision,
+    Event,
+    Kind,
+    KittyBuried,
+    KittyTaken,
+    MatchEnded,
+    PenaltyApplied,
+    Redealt,
+    ThrowFailed,
+    TrickWon,
+    TrumpDeclared,
+    jsonable,
+    team_of,
+)
+from arena.game.match import MatchMachine, MatchSetup
+from arena.game.requests import Bot, Request, SeatFeed
+from arena.game.selfplay import SelfplayStats, check_cards, play_match
+from arena.game.shuffle import first_seat, shuffled_deck
+from arena.game.views import SeatView, TrickView, public_events, seat_events, seat_view
+from arena.rules import CardOrder, Suit, Trump, card_order
+
+
+def order_for(request: Request) -> CardOrder:
+    """The card order of the deal a request belongs to (trump must be declared)."""
+    view = request.view
+    suit = Suit(view.trump_suit) if view.trump_suit else None
+    return card_order(Trump(view.level, suit), request.rules)
+
+
+__all__ = [
+    "PASS",
+    "Action",
+    "BidMade",
+    "Bot",
+    "CardDealt",
+    "CardsPlayed",
+    "DealEnded",
+    "DealMachine",
+    "DealStarted",
+    "Decision",
+    "Event",
+    "Kind",
+    "KittyBuried",
+    "KittyTaken",
+    "MatchEnded",
+    "MatchMachine",
+    "MatchSetup",
+    "PenaltyApplied",
+    "Phase",
+    "Redealt",
+    "Request",
+    "SeatFeed",
+    "SeatView",
+    "SelfplayStats",
+    "ThrowFailed",
+    "TrickView",
+    "TrickWon",
+    "TrumpDeclared",
+    "check_cards",
+    "first_seat",
+    "jsonable",
+    "order_for",
+    "play_match",
+    "public_events",
+    "seat_events",
+    "seat_view",
+    "shuffled_deck",
+    "team_of",
+]

@@ -1,0 +1,433 @@
+"""The deal state machine: dealing with bid windows, the kitty, 25 tricks, the result.
+
+Sans-IO in the style of h11: the machine says which decisions are pending
+(:meth:`DealMachine.pending`), takes answers (:meth:`DealMachine.answer`) and returns
+the events they caused. It never waits, reads no clock and draws no random number.
+
+Blame lives in the type (STYLE.md habit 5): an answer that breaks a rule raises
+:class:`~arena.errors.IllegalPlay` and leaves the machine unchanged; driving the
+machine wrongly (answering for a seat that was not asked) raises
+:class:`~arena.errors.StateError`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from typing import Final
+
+from arena.errors import IllegalPlay, StateError
+from arena.game.events import (
+    PASS,
+    Action,
+    BidMade,
+    CardDealt,
+    CardsPlayed,
+    DealEnded,
+    DealStarted,
+    Decision,
+    Event,
+    Kind,
+    KittyBuried,
+    KittyTaken,
+    PenaltyApplied,
+    Redealt,
+    ThrowFailed,
+    TrickWon,
+    TrumpDeclared,
+    team_of,
+)
+from arena.rules import (
+    ATTACKERS,
+    LEGAL,
+    Bid,
+    Card,
+    CardOrder,
+    NoBid,
+    Rank,
+    RuleSet,
+    Suit,
+    Trump,
+    Unit,
+    Verdict,
+    advance,
+    card_order,
+    check_bid,
+    check_follow,
+    check_lead,
+    deal_result,
+    format_cards,
+    kitty_bonus,
+    legal_bids,
+    missing_from,
+    trick_winner,
+)
+from arena.rules.legal import fallback_bury, fallback_lead, legal_follow
+
+
+class Phase(enum.Enum):
+    BIDDING = "bidding"
+    BURYING = "burying"
+    PLAYING = "playing"
+    OVER = "over"
+
+
+class DealMachine:
+    """One deal, from the first card dealt to the result (RULES.md §5–§8).
+
+    ``cards`` is the shuffled deck in dealing order. ``dealer`` is ``None`` in the first
+    deal of a match, where the bidding decides it; then ``redeal_fallback`` says whether
+    a deal without any bid falls back to the first seat (after three redeals) instead of
+    ending in a redeal (``self.redeal`` is then true).
+    """
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        cards: Sequence[Card],
+        *,
+        deal: int,
+        dealer: int | None,
+        levels: tuple[Rank, Rank],
+        first_seat: int,
+        attempt: int = 0,
+        redeal_fallback: bool = False,
+    ) -> None:
+        self.rules = rules
+        self.deal = deal
+        self.attempt = attempt
+        self.dealer = dealer
+        self.levels = levels
+        self.level = levels[team_of(dealer)] if dealer is not None else rules.start_level
+        self.first_seat = first_seat
+        self.redeal_fallback = redeal_fallback
+        self.deck = tuple(cards)
+        self.hands: list[list[Card]] = [[], [], [], []]
+        self.kitty: list[Card] = []
+        self.phase = Phase.BIDDING
+        self.events: list[Event] = []
+        self.redeal = False
+        # bidding
+        self.bids: list[Bid] = []
+        self.winning: Bid | None = None
+        self.dealt = 0
+        self._seen: list[frozenset[Action]] = [frozenset()] * 4
+        self._closing = False
+        self._window: dict[int, Decision] = {}
+        self._answers: dict[int, Action] = {}
+        # play
+        self.trump: Trump | None = None
+        self.order: CardOrder | None = None
+        self.trick = 0
+        self.leader = 0
+        self.plays: list[tuple[int, Action]] = []
+        self.played: list[Card] = []  # the cards of finished tricks
+        self.lead_units: list[Unit] = []
+        self.previous: tuple[int, list[tuple[int, Action]], int] | None = None
+        self.revealed: list[list[Card]] = [[], [], [], []]
+        self.trick_points = 0
+        self.throw_penalties = 0
+        self.team_penalties = [0, 0]
+        self.result: DealEnded | None = None
+        self.match_won = False
+        expected = 4 * rules.hand_size + rules.kitty_size
+        if len(self.deck) != expected:
+            raise StateError(f"a deck for this deal needs {expected} cards, not {len(self.deck)}")
+        self._emit(DealStarted(deal, attempt, dealer, self.level, first_seat, levels))
+        self._deal_on()
+
+    # -- the public verbs ----------------------------------------------------------------
+
+    def pending(self) -> tuple[Decision, ...]:
+        """The decisions waiting for an answer (several only in a bid window)."""
+        return tuple(d for s, d in self._window.items() if s not in self._answers)
+
+    def answer(self, seat: int, action: Sequence[Card]) -> list[Event]:
+        """Apply ``seat``'s answer; return the events it caused (none until a bid window
+        has every answer).
+
+        Raises:
+            IllegalPlay: the answer breaks a rule; the machine is unchanged.
+            StateError: ``seat`` has no pending decision.
+        """
+        decision = self._pending_for(seat)
+        handler = _MOVES.get((self.phase, decision.kind))
+        if handler is None:
+            raise StateError(f"no {decision.kind.value} is allowed in phase {self.phase.value}")
+        verdict = self._judge(decision, tuple(action))
+        if not verdict.legal:
+            raise IllegalPlay(verdict.reason)
+        start = len(self.events)
+        handler(self, decision, tuple(action))
+        return self.events[start:]
+
+    def check(self, seat: int, action: Sequence[Card]) -> Verdict:
+        """Judge an answer without applying it (the ``Check`` dry run)."""
+        return self._judge(self._pending_for(seat), tuple(action))
+
+    def fallback(self, seat: int) -> Action:
+        """The deterministic legal answer the referee plays on a timeout or fault."""
+        decision = self._pending_for(seat)
+        hand = self.hands[seat]
+        if decision.kind is Kind.BID:
+            return PASS
+        order = self._order()
+        if decision.kind is Kind.BURY:
+            return tuple(fallback_bury(hand, decision.count, order))
+        if not decision.lead:
+            return tuple(fallback_lead(hand, order))
+        return tuple(legal_follow(decision.lead, hand, order, lead_units=self.lead_units))
+
+    def penalize(self, team: int, points: int, reason: str) -> list[Event]:
+        """Charge ``points`` against ``team`` (a referee penalty, settled at deal end)."""
+        if self.phase is Phase.OVER:
+            raise StateError("the deal is over: penalties apply to the next deal")
+        self.team_penalties[team] += points
+        return [self._emit(PenaltyApplied(team, points, reason))]
+
+    # -- judging -------------------------------------------------------------------------
+
+    def _pending_for(self, seat: int) -> Decision:
+        decision = self._window.get(seat)
+        if decision is None or seat in self._answers:
+            asked = ", ".join(str(d.seat) for d in self.pending()) or "nobody"
+            raise StateError(f"seat {seat} has no pending decision (waiting for {asked})")
+        return decision
+
+    def _judge(self, decision: Decision, action: Action) -> Verdict:
+        seat = decision.seat
+        hand = self.hands[seat]
+        if decision.kind is Kind.BID:
+            return check_bid(self.level, seat, hand, self.winning, action, self.rules)
+        if decision.kind is Kind.BURY:
+            if len(action) != decision.count:
+                return Verdict(False, f"bury exactly {decision.count} cards, not {len(action)}")
+            missing = missing_from(hand, action)
+            return Verdict(False, f"not in hand: {format_cards(missing)}") if missing else LEGAL
+        order = self._order()
+        if not decision.lead:
+            lead = check_lead(seat, self.hands, action, order, self._dealer())
+            return Verdict(lead.legal, lead.reason) if not lead.legal else LEGAL
+        return check_follow(decision.lead, hand, action, order, self.lead_units)
+
+    def _order(self) -> CardOrder:
+        if self.order is None:
+            raise StateError("no trump has been declared yet")
+        return self.order
+
+    def _dealer(self) -> int:
+        if self.dealer is None:
+            raise StateError("no dealer yet")
+        return self.dealer
+
+    def _emit(self, event: Event) -> Event:
+        self.events.append(event)
+        return event
+
+    # -- dealing and bidding (RULES.md §5) -----------------------------------------------
+
+    def _deal_on(self) -> None:
+        """Deal rounds until a bid window opens, then the closing windows."""
+        rounds = self.rules.hand_size
+        while self.dealt < rounds:
+            self.dealt += 1
+            base = (self.dealt - 1) * 4
+            for i in range(4):
+                seat = (self.first_seat + i) % 4
+                card = self.deck[base + i]
+                self.hands[seat].append(card)
+                self._emit(CardDealt(seat, card))
+            if self._open_window(closing=False):
+                return
+        self.kitty = list(self.deck[4 * rounds :])
+        if not self._open_window(closing=True):
+            self._finish_bidding()
+
+    def _open_window(self, closing: bool) -> bool:
+        window: dict[int, Decision] = {}
+        level = self.level
+        for seat in range(4):
+            hand = self.hands[seat]
+            if not closing and not (hand[-1].rank == level or hand[-1].is_joker):
+                continue  # a card that cannot bid made no new bid possible
+            options = tuple(legal_bids(level, seat, hand, self.winning, self.rules))
+            fresh = bool(options) if closing else not set(options) <= self._seen[seat]
+            if options and fresh:
+                window[seat] = Decision(seat, Kind.BID, options=options)
+        self._closing = closing
+        self._window = window
+        self._answers = {}
+        return bool(window)
+
+    def _on_bid(self, decision: Decision, action: Action) -> None:
+        self._answers[decision.seat] = action
+        self._seen[decision.seat] = frozenset(decision.options)
+        if len(self._answers) < len(self._window):
+            return
+        start = self.dealer if self.dealer is not None else self.first_seat
+        made = False
+        for i in range(4):
+            seat = (start + i) % 4
+            cards = self._answers.get(seat)
+            if not cards:
+                continue
+            still = legal_bids(self.level, seat, self.hands[seat], self.winning, self.rules)
+            if cards in still:  # else outranked earlier in this window: a pass, not a fault
+                self.winning = Bid(seat, cards)
+                self.bids.append(self.winning)
+                self._emit(BidMade(seat, cards))
+                made = True
+        self._window, self._answers = {}, {}
+        if not self._closing:
+            self._deal_on()
+        elif not (made and self._open_window(closing=True)):
+            self._finish_bidding()
+
+    def _finish_bidding(self) -> None:
+        self._window, self._answers = {}, {}
+        revealed: tuple[Card, ...] = ()
+        if self.winning is not None:
+            suit, source = self.winning.suit, "bid"
+            if self.dealer is None:
+                self.dealer = self.winning.seat
+        elif self.dealer is None and not self.redeal_fallback:
+            self.redeal = True
+            self.phase = Phase.OVER
+            self._emit(Redealt(self.attempt + 1, "no bid in the first deal"))
+            return
+        else:
+            source = "kitty" if self.dealer is not None else "redeal_fallback"
+            if self.dealer is None:
+                self.dealer = self.first_seat
+            suit, revealed = self._trump_from_kitty()
+        self.trump = Trump(self.level, suit)
+        self.order = card_order(self.trump, self.rules)
+        bidder = self.winning.seat if self.winning else None
+        self._emit(
+            TrumpDeclared(
+                self.level, suit.value if suit else None, self.dealer, source, bidder, revealed
+            )
+        )
+        dealer = self.dealer
+        self.hands[dealer].extend(self.kitty)
+        self._emit(KittyTaken(dealer, tuple(self.kitty)))
+        self.phase = Phase.BURYING
+        self._window = {dealer: Decision(dealer, Kind.BURY, count=self.rules.kitty_size)}
+
+    def _trump_from_kitty(self) -> tuple[Suit | None, tuple[Card, ...]]:
+        """No bid: the kitty decides (RULES.md §5 and the ``no_bid`` variant)."""
+        kitty = self.kitty
+        if self.rules.no_bid is NoBid.FIRST_KITTY_CARD:
+            return kitty[0].suit, (kitty[0],)
+        for i, card in enumerate(kitty):
+            if card.is_joker or card.rank == self.level:
+                return card.suit, tuple(kitty[: i + 1])
+        # None was a level card or joker: the highest rank decides, the first shown on ties.
+        best = max(kitty, key=lambda c: (c.rank, -kitty.index(c)))
+        return best.suit, tuple(kitty)
+
+    # -- the kitty (RULES.md §6) ---------------------------------------------------------
+
+    def _on_bury(self, decision: Decision, action: Action) -> None:
+        dealer = decision.seat
+        hand = self.hands[dealer]
+        for card in action:
+            hand.remove(card)
+        self.kitty = list(action)
+        self._emit(KittyBuried(dealer, action))
+        self.phase = Phase.PLAYING
+        self.leader = dealer
+        self._window = {dealer: Decision(dealer, Kind.PLAY)}
+
+    # -- tricks (RULES.md §7) ------------------------------------------------------------
+
+    def _on_play(self, decision: Decision, action: Action) -> None:
+        seat = decision.seat
+        order = self._order()
+        landed = action
+        if not decision.lead:
+            lead = check_lead(seat, self.hands, action, order, self._dealer())
+            landed = lead.played
+            self.lead_units = list(lead.units)
+            if lead.failed:
+                self.throw_penalties += lead.penalty
+                self.revealed[seat].extend(lead.returned)
+                self._emit(
+                    ThrowFailed(
+                        seat, action, landed, lead.returned, lead.blocker or 0, lead.penalty
+                    )
+                )
+        hand = self.hands[seat]
+        shown = self.revealed[seat]
+        for card in landed:
+            hand.remove(card)
+            if card in shown:
+                shown.remove(card)
+        self.plays.append((seat, landed))
+        self._emit(CardsPlayed(seat, self.trick, landed))
+        if len(self.plays) < 4:
+            nxt = (seat + 1) % 4
+            self._window = {nxt: Decision(nxt, Kind.PLAY, count=len(landed), lead=self.plays[0][1])}
+            return
+        result = trick_winner(self.leader, [p for _, p in self.plays], order, self.lead_units)
+        if team_of(result.winner) != team_of(self._dealer()):
+            self.trick_points += result.points
+        self._emit(TrickWon(self.trick, result.winner, result.points, self.trick_points))
+        self.previous = (self.leader, self.plays, result.winner)
+        for _, cards in self.plays:
+            self.played.extend(cards)
+        last_units = self.lead_units
+        self.trick += 1
+        self.plays = []
+        self.leader = result.winner
+        if self.hands[result.winner]:
+            self._window = {result.winner: Decision(result.winner, Kind.PLAY)}
+        else:
+            self._end(result.winner, last_units)
+
+    # -- the end of the deal (RULES.md §8) ----------------------------------------------
+
+    def _end(self, last_winner: int, last_units: Sequence[Unit]) -> None:
+        self._window = {}
+        self.phase = Phase.OVER
+        dealer = self._dealer()
+        dealer_team = team_of(dealer)
+        multiplier = bonus = 0
+        if team_of(last_winner) != dealer_team:
+            multiplier, bonus = kitty_bonus(self.kitty, last_units, self.rules)
+        penalties = (
+            self.throw_penalties
+            + self.team_penalties[dealer_team]
+            - self.team_penalties[1 - dealer_team]
+        )
+        total = self.trick_points + bonus + penalties
+        result = deal_result(total, self.rules)
+        levels = list(self.levels)
+        if result.winner == ATTACKERS:
+            team, as_dealer, next_dealer = 1 - dealer_team, False, (dealer + 1) % 4
+        else:
+            team, as_dealer, next_dealer = dealer_team, True, (dealer + 2) % 4
+        levels[team], self.match_won = advance(levels[team], result.levels, as_dealer, self.rules)
+        self.result = DealEnded(
+            self.deal,
+            dealer,
+            self.trick_points,
+            tuple(self.kitty),
+            multiplier,
+            bonus,
+            penalties,
+            total,
+            result.winner,
+            result.levels,
+            (levels[0], levels[1]),
+            next_dealer,
+        )
+        self._emit(self.result)
+
+
+_MOVES: Final[dict[tuple[Phase, Kind], Callable[[DealMachine, Decision, Action], None]]] = {
+    (Phase.BIDDING, Kind.BID): DealMachine._on_bid,
+    (Phase.BURYING, Kind.BURY): DealMachine._on_bury,
+    (Phase.PLAYING, Kind.PLAY): DealMachine._on_play,
+}
+"""The allowed moves: (phase, decision kind) → handler. Anything else is a StateError."""

@@ -1,0 +1,203 @@
+"""The nouns of a match: decisions asked, actions answered, events emitted.
+
+Events are frozen values. Some are private (a dealt card, the kitty): who may see what
+is decided in one place only, :mod:`arena.game.views`. ``to_dict`` gives each event's
+JSON form (records and the wire use it); cards appear as their 2-character codes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any, ClassVar
+
+from arena.rules import Card, Rank
+
+
+class Kind(enum.Enum):
+    """What a decision asks for."""
+
+    BID = "bid"
+    BURY = "bury"
+    PLAY = "play"
+
+
+Action = tuple[Card, ...]
+"""An answer: the cards shown, buried or played. The empty action passes a bid."""
+PASS: Action = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Decision:
+    """A seat must answer: which kind, and the frame of legal answers.
+
+    ``options`` lists every legal bid for a BID; ``lead`` is the landed lead when
+    following (empty when leading); ``count`` is how many cards the answer must hold
+    (0 when leading: any legal lead).
+    """
+
+    seat: int
+    kind: Kind
+    count: int = 0
+    options: tuple[Action, ...] = ()
+    lead: Action = ()
+
+
+def jsonable(v: Any) -> Any:
+    """Cards and ranks as codes, tuples as lists, enums as values: JSON-ready."""
+    if isinstance(v, Card):
+        return v.code
+    if isinstance(v, Rank):
+        return v.code
+    if isinstance(v, tuple | list):
+        return [jsonable(x) for x in v]
+    if isinstance(v, enum.Enum):
+        return v.value
+    return v
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Event:
+    """Base of all events. ``type`` names the event in records and on the wire."""
+
+    type: ClassVar[str] = "event"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        for f in dataclasses.fields(self):
+            out[f.name] = jsonable(getattr(self, f.name))
+        return out
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DealStarted(Event):
+    type: ClassVar[str] = "deal_started"
+    deal: int
+    attempt: int  # redeals of the first deal count up from 0
+    dealer: int | None  # None until the first deal's bidding is won
+    level: Rank  # the rank bid with, and the deal's level rank
+    first_seat: int  # who is dealt the first card
+    levels: tuple[Rank, Rank]  # team 0 (seats 0+2), team 1 (seats 1+3)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CardDealt(Event):
+    """Private to ``seat``."""
+
+    type: ClassVar[str] = "card_dealt"
+    seat: int
+    card: Card
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BidMade(Event):
+    type: ClassVar[str] = "bid_made"
+    seat: int
+    cards: tuple[Card, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Redealt(Event):
+    type: ClassVar[str] = "redealt"
+    attempt: int
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TrumpDeclared(Event):
+    type: ClassVar[str] = "trump_declared"
+    level: Rank
+    suit: str | None  # "S", "H", "C", "D", or None for no trump
+    dealer: int
+    source: str  # "bid", "kitty" (no bid: kitty cards revealed), "redeal_fallback"
+    bidder: int | None
+    revealed: tuple[Card, ...] = ()  # kitty cards shown to decide trump without a bid
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class KittyTaken(Event):
+    """The kitty's cards are private to the dealer until the deal ends."""
+
+    type: ClassVar[str] = "kitty_taken"
+    seat: int
+    cards: tuple[Card, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class KittyBuried(Event):
+    """The buried cards are private to the dealer until the deal ends."""
+
+    type: ClassVar[str] = "kitty_buried"
+    seat: int
+    cards: tuple[Card, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ThrowFailed(Event):
+    type: ClassVar[str] = "throw_failed"
+    seat: int
+    attempted: tuple[Card, ...]
+    played: tuple[Card, ...]  # the forced unit
+    returned: tuple[Card, ...]  # back to the hand, shown to all
+    blocker: int
+    penalty: int  # the attackers' point change
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CardsPlayed(Event):
+    type: ClassVar[str] = "cards_played"
+    seat: int
+    trick: int
+    cards: tuple[Card, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TrickWon(Event):
+    type: ClassVar[str] = "trick_won"
+    trick: int
+    winner: int
+    points: int
+    attacker_points: int  # running total, before the kitty and penalties
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PenaltyApplied(Event):
+    """A referee-imposed point penalty (a fault under the lenient policy)."""
+
+    type: ClassVar[str] = "penalty_applied"
+    team: int  # the offending team
+    points: int  # charged against that team: attackers lose them, or the dealer team
+    # gives them to the attackers
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DealEnded(Event):
+    type: ClassVar[str] = "deal_ended"
+    deal: int
+    dealer: int
+    trick_points: int  # attackers' points from tricks
+    kitty: tuple[Card, ...]  # the buried cards, now public
+    kitty_multiplier: int  # 0 when the dealer team won the last trick
+    kitty_bonus: int
+    penalty_points: int  # failed throws and referee penalties, the attackers' change
+    attacker_points: int  # the total that decides the result
+    winner: str  # "dealer" or "attackers"
+    levels_gained: int
+    levels: tuple[Rank, Rank]  # after the deal
+    next_dealer: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MatchEnded(Event):
+    type: ClassVar[str] = "match_ended"
+    winner: int | None  # the winning team, None for a draw
+    levels: tuple[Rank, Rank]
+    deals: int
+    reason: str  # "level_a_kept", "passed_a", "deals_played", "forfeit", "cancelled"
+    forfeited: int | None = None  # the team that forfeited
+
+
+def team_of(seat: int) -> int:
+    """Seats 0+2 are team 0, seats 1+3 team 1."""
+    return seat % 2

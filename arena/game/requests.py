@@ -1,0 +1,80 @@
+"""What a seat is asked, and the in-process bot interface.
+
+A :class:`Request` is a decision plus the seat's view, the events it has not seen yet
+and the fallback. The referee sends exactly this to remote bots (translated to protobuf)
+and hands it to in-process bots. :class:`SeatFeed` is the only way requests are built, so
+every bot's data passes through the redaction of :mod:`arena.game.views`.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from arena.game.events import Action, Decision, Event
+from arena.game.match import MatchMachine
+from arena.game.views import SeatView, seat_events, seat_view
+from arena.rules import RuleSet
+
+
+class Request:
+    """One decision put to one seat.
+
+    ``fallback`` is computed on first use (most answers are legal and never need it);
+    it stays valid until the decision is answered.
+    """
+
+    __slots__ = ("_fallback", "_match", "decision", "events", "rules", "view")
+
+    def __init__(
+        self, decision: Decision, view: SeatView, events: tuple[Event, ...], match: MatchMachine
+    ) -> None:
+        self.decision = decision
+        self.view = view
+        self.events = events  # redacted, since this seat's previous request
+        self.rules: RuleSet = match.rules
+        self._match = match
+        self._fallback: Action | None = None
+
+    @property
+    def seat(self) -> int:
+        return self.decision.seat
+
+    @property
+    def fallback(self) -> Action:
+        if self._fallback is None:
+            self._fallback = self._match.fallback(self.decision.seat)
+        return self._fallback
+
+
+class Bot(Protocol):
+    """An in-process bot: answers a request with an action (cards; empty = pass)."""
+
+    name: str
+
+    def decide(self, request: Request) -> Action: ...
+
+
+class SeatFeed:
+    """Builds each seat's requests, remembering which events each seat has been sent."""
+
+    def __init__(self, match: MatchMachine) -> None:
+        self.match = match
+        self._cursor = [0, 0, 0, 0]
+
+    def request(self, decision: Decision) -> Request:
+        seat = decision.seat
+        events = self.match.events
+        new = seat_events(events[self._cursor[seat] :], seat)
+        self._cursor[seat] = len(events)
+        return Request(decision, seat_view(self.match, seat), tuple(new), self.match)
+
+    def catch_up(self, seat: int) -> list[Event]:
+        """The events ``seat`` has not been sent yet (e.g. at the match end)."""
+        events = self.match.events
+        new = seat_events(events[self._cursor[seat] :], seat)
+        self._cursor[seat] = len(events)
+        return new
+
+    def rewind(self, seat: int) -> None:
+        """Send ``seat`` everything again on its next request (after a reconnection)."""
+        self._cursor[seat] = 0

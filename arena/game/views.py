@@ -1,0 +1,141 @@
+"""Seat views: the one place that decides what a seat may know (RULES.md §6, §7).
+
+:func:`seat_view` builds a seat's picture of the table and :func:`seat_events` filters
+the event stream for it. Nothing else hands game data to a bot: the referee, the wire
+and the built-in bots all go through these two functions. A seat sees its own hand,
+everything played, the bids, trump, levels, points, the cards that failed throws showed,
+the kitty only as the dealer after pickup, and everything once the deal has ended.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+from arena.game.deal import Phase
+from arena.game.events import (
+    Action,
+    CardDealt,
+    Event,
+    KittyBuried,
+    KittyTaken,
+    jsonable,
+)
+from arena.game.match import MatchMachine
+from arena.rules import Bid, Card, Rank
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TrickView:
+    number: int
+    leader: int
+    plays: tuple[tuple[int, Action], ...]  # (seat, cards) in play order
+    winner: int | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SeatView:
+    """Everything one seat may know, as of now."""
+
+    seat: int
+    deal: int
+    phase: str
+    hand: tuple[Card, ...]
+    dealer: int | None
+    level: Rank
+    trump_suit: str | None  # "S"/"H"/"C"/"D"; None for no trump or not yet declared
+    trump_declared: bool
+    levels: tuple[Rank, Rank]
+    bids: tuple[Bid, ...]
+    winning_bid: Bid | None
+    trick: int
+    current: TrickView | None
+    previous: TrickView | None
+    attacker_points: int  # from tricks so far
+    penalty_points: int  # failed throws and referee penalties so far (attackers' change)
+    revealed: tuple[tuple[Card, ...], ...]  # per seat: failed-throw cards still in hand
+    kitty: tuple[Card, ...]  # the dealer's after pickup; everyone's after the deal
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: jsonable(_plain(getattr(self, f.name))) for f in dataclasses.fields(self)}
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, Bid):
+        return {"seat": v.seat, "cards": jsonable(v.cards)}
+    if isinstance(v, TrickView):
+        return {
+            "number": v.number,
+            "leader": v.leader,
+            "plays": [{"seat": s, "cards": jsonable(c)} for s, c in v.plays],
+            "winner": v.winner,
+        }
+    if isinstance(v, tuple) and v and isinstance(v[0], Bid):
+        return [_plain(b) for b in v]
+    return v
+
+
+def seat_view(match: MatchMachine, seat: int) -> SeatView:
+    """The view of ``seat`` (0–3): its own hand only, the kitty only when allowed."""
+    deal = match.deal
+    over = deal.phase is Phase.OVER
+    kitty: tuple[Card, ...] = ()
+    if over or (deal.dealer == seat and deal.phase is not Phase.BIDDING):
+        kitty = tuple(deal.kitty)
+    current = None
+    if deal.phase is Phase.PLAYING:
+        current = TrickView(deal.trick, deal.leader, tuple(deal.plays))
+    previous = None
+    if deal.previous is not None:
+        leader, plays, winner = deal.previous
+        previous = TrickView(deal.trick - 1, leader, tuple(plays), winner)
+    order = deal.order
+    hand = order.sort(list(deal.hands[seat])) if order else list(deal.hands[seat])
+    penalties = deal.throw_penalties
+    if deal.dealer is not None:
+        team = deal.dealer % 2
+        penalties += deal.team_penalties[team] - deal.team_penalties[1 - team]
+    return SeatView(
+        seat=seat,
+        deal=deal.deal,
+        phase=deal.phase.value,
+        hand=tuple(hand),
+        dealer=deal.dealer,
+        level=deal.level,
+        trump_suit=deal.trump.suit.value if deal.trump and deal.trump.suit else None,
+        trump_declared=deal.trump is not None,
+        levels=match.levels,
+        bids=tuple(deal.bids),
+        winning_bid=deal.winning,
+        trick=deal.trick,
+        current=current,
+        previous=previous,
+        attacker_points=deal.trick_points,
+        penalty_points=penalties,
+        revealed=tuple(tuple(r) for r in deal.revealed),
+        kitty=kitty,
+    )
+
+
+def seat_events(events: Iterable[Event], seat: int) -> list[Event]:
+    """The events ``seat`` may see: others' dealt cards are dropped, and the kitty's
+    cards are blanked for everyone but the dealer (they become public in DealEnded)."""
+    out: list[Event] = []
+    for event in events:
+        if isinstance(event, CardDealt):
+            if event.seat == seat:
+                out.append(event)
+        elif isinstance(event, KittyTaken | KittyBuried):
+            out.append(event if event.seat == seat else dataclasses.replace(event, cards=()))
+        else:
+            out.append(event)
+    return out
+
+
+def public_events(events: Iterable[Event]) -> list[Event]:
+    """What a spectator may see: no dealt card and no kitty card before the deal ends."""
+    return seat_events(events, seat=-1)
+
+
+__all__ = ["SeatView", "TrickView", "public_events", "seat_events", "seat_view"]

@@ -1,0 +1,130 @@
+"""Building legal actions: the referee's fallbacks and the built-in bots' moves.
+
+:func:`check_follow`, :func:`check_lead` and :func:`check_bid` judge an action; the
+functions here *construct* one. Every choice goes through a ``pick`` callable (given
+candidates, low to high, it returns one), so the same code yields the deterministic
+fallback (``pick=lowest``, always the first candidate) and a random bot's move (a
+seeded ``rng.choice``). A constructed follow is checked with :func:`check_follow`
+before it is returned.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from arena.errors import StateError
+from arena.rules.cards import Card
+from arena.rules.follow import check_follow, profile
+from arena.rules.ruleset import FollowRule
+from arena.rules.trump import CardOrder
+from arena.rules.units import Unit, decompose, longest_chain, tally
+
+T = TypeVar("T")
+Pick = Callable[[Sequence[T]], T]
+
+
+def lowest(options: Sequence[T]) -> T:
+    """The deterministic chooser: the first (lowest) candidate."""
+    return options[0]
+
+
+def cheapness(order: CardOrder) -> Callable[[Card], int]:
+    """Sort key from the card one would most gladly give away to the least."""
+    return order.cheap_rank.__getitem__
+
+
+def fallback_bury(hand: Sequence[Card], count: int, order: CardOrder) -> list[Card]:
+    """The ``count`` cheapest cards: side suits before trumps, no points, low first."""
+    return order.cheapest_first(list(hand))[:count]
+
+
+def fallback_lead(hand: Sequence[Card], order: CardOrder) -> list[Card]:
+    """The cheapest single card: a low side card without points if there is one."""
+    return [min(hand, key=cheapness(order))]
+
+
+def legal_follow(
+    lead: Sequence[Card],
+    hand: Sequence[Card],
+    order: CardOrder,
+    pick: Pick[Card] = lowest,
+    lead_units: Sequence[Unit] | None = None,
+) -> list[Card]:
+    """A legal follow to ``lead`` from ``hand``, every free choice made by ``pick``.
+
+    Raises:
+        StateError: if no legal follow could be built (a bug: one always exists).
+    """
+    n = len(lead)
+    lane = order.lane
+    led = lane[lead[0].index]
+    ordered = order.cheapest_first(list(hand))
+    suited = [c for c in ordered if lane[c.index] == led]
+    others = [c for c in ordered if lane[c.index] != led]
+    if len(suited) <= n:
+        return suited + _choose(others, n - len(suited), pick)
+    if order.rules.follow is FollowRule.SUIT_ONLY:
+        return _choose(suited, n, pick)
+    units = list(lead_units) if lead_units is not None else decompose(lead, order)
+    play = _shaped(suited, units, order, pick)
+    if check_follow(lead, hand, play, order, units):
+        return play
+    return _search(lead, hand, suited, units, order)
+
+
+def _choose(cards: list[Card], count: int, pick: Pick[Card]) -> list[Card]:
+    pool = list(cards)
+    chosen: list[Card] = []
+    for _ in range(count):
+        card = pick(pool)
+        pool.remove(card)
+        chosen.append(card)
+    return chosen
+
+
+def _shaped(
+    suited: list[Card], units: Sequence[Unit], order: CardOrder, pick: Pick[Card]
+) -> list[Card]:
+    """Meet the best profile the hand can reach: tractor structure, then groups, then fill."""
+    best = profile(suited, units, order)
+    counts = tally(suited, order)
+    play: list[Card] = []
+    for width, groups in ((3, best[0]), (2, best[1])):
+        wanted = sorted(
+            (u.length for u in units if u.width == width and u.length > 1), reverse=True
+        )
+        for length in wanted:
+            chain = longest_chain(counts, width, length)
+            for key, face in chain:
+                counts[key][face] -= width
+                play.extend([face] * width)
+            groups -= len(chain)
+        while groups > 0:
+            faces = [f for fs in counts.values() for f, k in fs.items() if k >= width]
+            if not faces:
+                break
+            face = pick(sorted(faces, key=cheapness(order)))
+            counts[order.key[face.index]][face] -= width
+            play.extend([face] * width)
+            groups -= 1
+    rest = sorted(
+        (f for faces in counts.values() for f, k in faces.items() for _ in range(k)),
+        key=cheapness(order),
+    )
+    return play + _choose(rest, sum(u.size for u in units) - len(play), pick)
+
+
+def _search(
+    lead: Sequence[Card],
+    hand: Sequence[Card],
+    suited: list[Card],
+    units: Sequence[Unit],
+    order: CardOrder,
+) -> list[Card]:
+    """Exhaustive fallback, bounded; reached only if the constructive path fails."""
+    for combo in itertools.islice(itertools.combinations(suited, len(lead)), 200_000):
+        if check_follow(lead, hand, combo, order, units):
+            return list(combo)
+    raise StateError(f"no legal follow found to {lead} from {hand}")

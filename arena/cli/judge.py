@@ -67,7 +67,12 @@ def answer_line(line: str) -> str:
         question = json.loads(line)
     except json.JSONDecodeError as exc:
         return _dump({"id": None, "error": f"not valid JSON: {exc.msg} at column {exc.colno}"})
-    return _dump(answer(question))
+    except RecursionError:
+        return _dump({"id": None, "error": "not valid JSON: nested too deeply"})
+    try:
+        return _dump(answer(question))
+    except (RecursionError, ValueError):  # an id the encoder cannot write back
+        return _dump({"id": None, "error": "the question's id cannot be echoed as JSON"})
 
 
 def run(lines: Iterable[str], out: IO[str]) -> int:
@@ -81,7 +86,13 @@ def run(lines: Iterable[str], out: IO[str]) -> int:
 
 
 def _dump(obj: Answer) -> str:
-    return json.dumps(obj, ensure_ascii=False)
+    text = json.dumps(obj, ensure_ascii=False)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates (say, in an echoed id): escape them
+            text = json.dumps(obj)
+    return text
 
 
 # -- field readers ---------------------------------------------------------------------

@@ -40,7 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _extra_commands() -> list[Callable[[Any], None]]:
-    return []
+    """Each other subcommand lives in its own module with a ``register(sub)`` function."""
+    from arena.cli import match, selfplay
+
+    return [selfplay.register, match.register]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

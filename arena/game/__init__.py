@@ -27,10 +27,18 @@ from arena.game.events import (
     team_of,
 )
 from arena.game.match import MatchMachine, MatchSetup
+from arena.game.recorder import AnswerFault, EventSink, FaultNote, Recorder, RecordFeed
 from arena.game.requests import Bot, Request, SeatFeed
 from arena.game.selfplay import SelfplayStats, check_cards, play_match
 from arena.game.shuffle import first_seat, shuffled_deck
-from arena.game.views import SeatView, TrickView, public_events, seat_events, seat_view
+from arena.game.views import (
+    SeatView,
+    TrickView,
+    indexed_seat_events,
+    public_events,
+    seat_events,
+    seat_view,
+)
 from arena.rules import CardOrder, Suit, Trump, card_order
 
 
@@ -44,6 +52,7 @@ def order_for(request: Request) -> CardOrder:
 __all__ = [
     "PASS",
     "Action",
+    "AnswerFault",
     "BidMade",
     "Bot",
     "CardDealt",
@@ -53,6 +62,8 @@ __all__ = [
     "DealStarted",
     "Decision",
     "Event",
+    "EventSink",
+    "FaultNote",
     "Kind",
     "KittyBuried",
     "KittyTaken",
@@ -61,6 +72,8 @@ __all__ = [
     "MatchSetup",
     "PenaltyApplied",
     "Phase",
+    "RecordFeed",
+    "Recorder",
     "Redealt",
     "Request",
     "SeatFeed",
@@ -72,6 +85,7 @@ __all__ = [
     "TrumpDeclared",
     "check_cards",
     "first_seat",
+    "indexed_seat_events",
     "jsonable",
     "order_for",
     "play_match",

@@ -118,7 +118,7 @@ class DealMachine:
         # play
         self.trump: Trump | None = None
         self.order: CardOrder | None = None
-        self.trick = 0
+        self.trick = 1  # numbered from 1 within the deal
         self.leader = 0
         self.plays: list[tuple[int, Action]] = []
         self.played: list[Card] = []  # the cards of finished tricks

@@ -72,7 +72,7 @@ class Event:
 @dataclasses.dataclass(frozen=True, slots=True)
 class DealStarted(Event):
     type: ClassVar[str] = "deal_started"
-    deal: int
+    deal: int  # from 1
     attempt: int  # redeals of the first deal count up from 0
     dealer: int | None  # None until the first deal's bidding is won
     level: Rank  # the rank bid with, and the deal's level rank

@@ -24,8 +24,9 @@ MAX_REDEALS = 3
 
 @dataclasses.dataclass(frozen=True)
 class MatchSetup:
-    """What fixes a match: rules, seed, and optionally stacked decks by deal index
-    (each a whole deck in dealing order, used instead of the shuffle for that deal)."""
+    """What fixes a match: rules, seed, and optionally stacked decks by deal number
+    (from 1; each a whole deck in dealing order, used instead of the shuffle for the
+    first attempt of that deal)."""
 
     rules: RuleSet = dataclasses.field(default_factory=RuleSet)
     seed: int = 0
@@ -39,6 +40,7 @@ class MatchMachine:
         self.setup = setup or MatchSetup()
         self.rules = self.setup.rules
         self.events: list[Event] = []
+        self.decks: list[tuple[int, int, tuple[Card, ...]]] = []  # (deal, attempt, cards)
         start = self.rules.start_level
         self.levels: tuple[Rank, Rank] = (start, start)
         self.dealer: int | None = None
@@ -100,14 +102,15 @@ class MatchMachine:
         return events
 
     def _new_deal(self, attempt: int) -> DealMachine:
-        index = self.deals_played
-        stacked = self.setup.stacked.get(index) if attempt == 0 else None
-        cards = stacked or shuffled_deck(self.setup.seed, index, attempt, self.rules.decks)
+        number = self.deals_played + 1
+        stacked = self.setup.stacked.get(number) if attempt == 0 else None
+        cards = stacked or shuffled_deck(self.setup.seed, number, attempt, self.rules.decks)
+        self.decks.append((number, attempt, tuple(cards)))
         first = self.first_seat if self.dealer is None else self.dealer
         deal = DealMachine(
             self.rules,
             cards,
-            deal=index,
+            deal=number,
             dealer=self.dealer,
             levels=self.levels,
             first_seat=first,

@@ -8,11 +8,12 @@ every bot's data passes through the redaction of :mod:`arena.game.views`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
-from arena.game.events import Action, Decision, Event
+from arena.game.events import Action, DealStarted, Decision, Event
 from arena.game.match import MatchMachine
-from arena.game.views import SeatView, seat_events, seat_view
+from arena.game.views import SeatView, indexed_seat_events, seat_events, seat_view
 from arena.rules import RuleSet
 
 
@@ -23,14 +24,19 @@ class Request:
     it stays valid until the decision is answered.
     """
 
-    __slots__ = ("_fallback", "_match", "decision", "events", "rules", "view")
+    __slots__ = ("_fallback", "_match", "decision", "event_indices", "events", "rules", "view")
 
     def __init__(
-        self, decision: Decision, view: SeatView, events: tuple[Event, ...], match: MatchMachine
+        self,
+        decision: Decision,
+        view: SeatView,
+        events: Sequence[tuple[int, Event]],
+        match: MatchMachine,
     ) -> None:
         self.decision = decision
         self.view = view
-        self.events = events  # redacted, since this seat's previous request
+        self.events = tuple(e for _, e in events)  # redacted, since this seat's last request
+        self.event_indices = tuple(i for i, _ in events)  # their indices in the match
         self.rules: RuleSet = match.rules
         self._match = match
         self._fallback: Action | None = None
@@ -64,9 +70,9 @@ class SeatFeed:
     def request(self, decision: Decision) -> Request:
         seat = decision.seat
         events = self.match.events
-        new = seat_events(events[self._cursor[seat] :], seat)
+        new = indexed_seat_events(events[self._cursor[seat] :], seat, self._cursor[seat])
         self._cursor[seat] = len(events)
-        return Request(decision, seat_view(self.match, seat), tuple(new), self.match)
+        return Request(decision, seat_view(self.match, seat), new, self.match)
 
     def catch_up(self, seat: int) -> list[Event]:
         """The events ``seat`` has not been sent yet (e.g. at the match end)."""
@@ -76,5 +82,10 @@ class SeatFeed:
         return new
 
     def rewind(self, seat: int) -> None:
-        """Send ``seat`` everything again on its next request (after a reconnection)."""
-        self._cursor[seat] = 0
+        """Send ``seat`` the whole current deal again on its next request (after a
+        reconnection, when events in flight may have been lost)."""
+        events = self.match.events
+        start = self._cursor[seat]
+        while start > 0 and not isinstance(events[start - 1], DealStarted):
+            start -= 1
+        self._cursor[seat] = max(0, start - 1)

@@ -1,8 +1,9 @@
 """Playing matches in-process with built-in bots, checking invariants as it goes.
 
 This is the synchronous driver used by ``arena selfplay`` and the benchmarks: no
-network, no deadlines, no clock. An illegal answer from a bot counts as a fault and
-the fallback is played, exactly as the referee would.
+network, no deadlines, no clock of its own. An illegal answer from a bot counts as a
+fault and the fallback is played, exactly as the referee would. Given a ``recorder``
+(``arena.records.RecordWriter``), it writes the whole match record as it goes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from arena.errors import IllegalPlay
 from arena.game.deal import DealMachine, Phase
 from arena.game.events import DealEnded, Kind, TrickWon
 from arena.game.match import MatchMachine, MatchSetup
+from arena.game.recorder import AnswerFault, Recorder, RecordFeed
 from arena.game.requests import Bot, SeatFeed
 from arena.rules import Card, deck, format_cards, points
 
@@ -56,22 +58,56 @@ def play_match(
     on_decision: Callable[[], None] | None = None,
     stats: SelfplayStats | None = None,
     check: bool = True,
+    recorder: Recorder | None = None,
+    clock: Callable[[], float] | None = None,
 ) -> MatchMachine:
-    """Play one match to its end with four in-process bots; tally into ``stats``."""
+    """Play one match to its end with four in-process bots; tally into ``stats``.
+
+    ``recorder`` receives each deck, every event and every answer (with its fault, if
+    the bot's answer was illegal) in order, and at the end ``close(result, faults)``,
+    which writes the record's footer. ``clock`` (seconds, e.g. ``time.perf_counter``)
+    times the answers for the record; without it they are recorded as taking 0 ms.
+    """
     stats = stats if stats is not None else SelfplayStats()
     match = MatchMachine(setup)
     feed = SeatFeed(match)
-    seen = trick_sum = 0
+    record = RecordFeed(match, recorder) if recorder is not None else None
+    started = clock() if clock is not None else 0.0
+    faults: list[AnswerFault] = []
+    seen = trick_sum = seq = 0
     while not match.finished:
         for decision in match.pending():
             request = feed.request(decision)
+            if record is not None:
+                record.flush()  # what came before this answer goes before its line
+            asked = clock() if clock is not None else 0.0
             action = bots[decision.seat].decide(request)
+            answered = clock() if clock is not None else 0.0
             stats.decisions += 1
+            seq += 1
+            seat, played, fault = decision.seat, action, None
             try:
-                match.answer(decision.seat, action)
-            except IllegalPlay:
+                match.answer(seat, action)
+            except IllegalPlay as exc:  # the machine is unchanged: play the fallback
                 stats.faults += 1
-                match.answer(decision.seat, request.fallback)
+                played = request.fallback
+                deal = match.deal
+                fault = AnswerFault(
+                    seat, "illegal_action", exc.reason, deal.deal, deal.trick, seq, 0, played
+                )
+                faults.append(fault)
+                match.answer(seat, played)
+            if recorder is not None:
+                recorder.answer(
+                    seat=seat,
+                    seq=seq,
+                    kind=decision.kind.value,
+                    sent=action,
+                    played=played,
+                    requested_at_ms=round((asked - started) * 1000, 3),
+                    latency_ms=round((answered - asked) * 1000, 3),
+                    fault=fault,
+                )
             if on_decision is not None:
                 on_decision()
             if check and decision.kind is Kind.PLAY:
@@ -90,6 +126,9 @@ def play_match(
                 trick_sum = 0
         seen = len(match.events)
     stats.matches += 1
+    if record is not None and recorder is not None and match.result is not None:
+        record.flush()
+        recorder.close(match.result, faults)
     result = match.result
     if result is not None:
         if result.winner is None:

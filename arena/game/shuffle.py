@@ -6,8 +6,8 @@ The algorithm (version 1), so that a program elsewhere can rebuild every deck:
    ♣ 2…A, ♦ 2…A, SJ, BJ), each repeated ``decks`` times in a row
    (``2S 2S 3S 3S … BJ BJ`` for two decks).
 2. A stream of 64-bit words: word *i* is the first 8 bytes, big-endian, of
-   ``SHA-256("arena-shuffle-v1:{seed}:{deal}:{attempt}:{i}")`` (ASCII, decimal numbers,
-   *i* counting from 0).
+   ``SHA-256("arena-shuffle-v1:{seed}:{deal}:{attempt}:{i}")`` (ASCII, decimal numbers;
+   ``deal`` counts from 1, ``attempt`` (redeals of the first deal) and *i* from 0).
 3. Fisher–Yates from the top: for *k* = n−1 down to 1, draw words until one is below
    ``2**64 - (2**64 % (k+1))`` (rejection, so every index is equally likely), let
    ``j = word % (k+1)``, and swap positions *k* and *j*.
@@ -32,7 +32,7 @@ def _word(prefix: bytes, i: int) -> int:
 
 
 def shuffled_deck(seed: int, deal: int, attempt: int = 0, decks: int = 2) -> list[Card]:
-    """The deck for ``deal`` (counting from 0) and redeal ``attempt`` of a match."""
+    """The deck for deal number ``deal`` (from 1) and redeal ``attempt`` (from 0)."""
     cards = deck(decks)
     prefix = f"arena-shuffle-v1:{seed}:{deal}:{attempt}:".encode()
     i = 0

@@ -121,15 +121,22 @@ def seat_view(match: MatchMachine, seat: int) -> SeatView:
 def seat_events(events: Iterable[Event], seat: int) -> list[Event]:
     """The events ``seat`` may see: others' dealt cards are dropped, and the kitty's
     cards are blanked for everyone but the dealer (they become public in DealEnded)."""
-    out: list[Event] = []
-    for event in events:
+    return [event for _, event in indexed_seat_events(events, seat)]
+
+
+def indexed_seat_events(
+    events: Iterable[Event], seat: int, start: int = 0
+) -> list[tuple[int, Event]]:
+    """:func:`seat_events` with each event's index in the match (counting from ``start``)."""
+    out: list[tuple[int, Event]] = []
+    for i, event in enumerate(events, start):
         if isinstance(event, CardDealt):
             if event.seat == seat:
-                out.append(event)
+                out.append((i, event))
         elif isinstance(event, KittyTaken | KittyBuried):
-            out.append(event if event.seat == seat else dataclasses.replace(event, cards=()))
+            out.append((i, event if event.seat == seat else dataclasses.replace(event, cards=())))
         else:
-            out.append(event)
+            out.append((i, event))
     return out
 
 
@@ -138,4 +145,11 @@ def public_events(events: Iterable[Event]) -> list[Event]:
     return seat_events(events, seat=-1)
 
 
-__all__ = ["SeatView", "TrickView", "public_events", "seat_events", "seat_view"]
+__all__ = [
+    "SeatView",
+    "TrickView",
+    "indexed_seat_events",
+    "public_events",
+    "seat_events",
+    "seat_view",
+]

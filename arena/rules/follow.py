@@ -109,17 +109,25 @@ def profile(cards: Sequence[Card], units: Sequence[Unit], order: CardOrder) -> P
 def _structure(
     counts: dict[int, dict[Card, int]], units: Sequence[Unit], width: int
 ) -> tuple[int, ...]:
-    """For each lead tractor of ``width`` (longest first), the longest tractor still held."""
+    """For each lead tractor of ``width`` (longest first), the tractors still held within its
+    length, longest first: a tractor of n groups loosens to shorter tractors (the longest
+    first, then the next longest in what remains of the n) before it loosens to groups."""
     wanted = sorted((u.length for u in units if u.width == width and u.length > 1), reverse=True)
     if not wanted:
         return ()
     counts = {k: dict(faces) for k, faces in counts.items()}
     out: list[int] = []
     for length in wanted:
-        chain = longest_chain(counts, width, length)
-        out.append(len(chain))
-        for key, face in chain:
-            counts[key][face] -= width
+        budget = length
+        while budget >= 2:
+            chain = longest_chain(counts, width, budget)
+            if not chain:
+                break
+            out.append(len(chain))
+            budget -= len(chain)
+            for key, face in chain:
+                counts[key][face] -= width
+        out.append(0)  # ends this lead tractor's part
     return tuple(out)
 
 
@@ -130,10 +138,10 @@ def _explain(
     counts = tally(suited, order)
     if got[0] < best[0]:
         return f"must play {_count(best[0], 'triple')} of {name}: " + _groups(counts, 3)
-    if got[1] < best[1]:
+    if got[1] < best[1] and not any(best[3]):
         return f"must play {_count(best[1], 'pair')} of {name}: " + _groups(counts, 2)
     width = 3 if got[2] != best[2] else 2
-    lengths = best[2] if width == 3 else best[3]
+    lengths = [n for n in (best[2] if width == 3 else best[3]) if n]
     shown: list[str] = []
     work = {k: dict(faces) for k, faces in counts.items()}
     for length in lengths:
@@ -143,7 +151,9 @@ def _explain(
         if chain:
             shown.append(format_cards(f for _, f in chain for _ in range(width)))
     what = "a tractor" if len(shown) == 1 else f"tractors of {', '.join(map(str, lengths))} groups"
-    return f"must play {what} of {name}: " + ", ".join(shown)
+    more = best[1] - sum(lengths) if width == 2 else 0
+    also = "" if more <= 0 else " and another pair" if more == 1 else f" and {more} other pairs"
+    return f"must play {what}{also} of {name}: " + ", ".join(shown)
 
 
 def _count(n: int, noun: str) -> str:

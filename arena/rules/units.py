@@ -96,9 +96,13 @@ def decompose(cards: Sequence[Card], order: CardOrder) -> list[Unit]:
         raise IllegalPlay(f"cards of more than one effective suit ({names}): {format_cards(cards)}")
     counts = tally(cards, order)
     units: list[Unit] = []
-    for width in range(max(n for faces in counts.values() for n in faces.values()), 1, -1):
-        while chain := longest_chain(counts, width):
-            units.append(take(counts, chain, width))
+    widths = range(max(n for faces in counts.values() for n in faces.values()), 1, -1)
+    # The largest tractor first whatever its width: with three decks a tractor of pairs may
+    # take two cards of a triple, and 9 9 9 T T J J is a 3-pair tractor and a single.
+    while found := [(len(ch) * w, w, ch) for w in widths if (ch := longest_chain(counts, w))]:
+        _, width, chain = max(found, key=lambda f: (f[0], f[1]))
+        units.append(take(counts, chain, width))
+    for width in widths:
         for key in sorted(counts, reverse=True):
             for face, n in list(counts[key].items()):
                 for _ in range(n // width):

@@ -1,0 +1,214 @@
+"""``arena match``: one match between four bots over gRPC on an embedded server.
+
+Starts the server on a free loopback port, launches each ``--bot`` command as a
+subprocess with ``ARENA_SERVER`` and ``ARENA_TOKEN`` in its environment (``builtin:NAME``
+seats an in-process bot instead), plays the match, prints a result table and writes
+the record. Exits 0 when the match completed, faults included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from arena.bots import BUILTIN, make_bot
+from arena.cli.logs import add_logging_options, configure_logging
+from arena.cli.recording import record_factory
+from arena.errors import ArenaError
+from arena.game import Bot
+from arena.referee import FaultPolicy, TimeControl
+from arena.rules import RuleSet
+from arena.server.app import open_arena_server
+from arena.server.host import HostedMatch, MatchSpec, MatchState
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "match",
+        help="play one match between four bots over gRPC",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  arena match --bot 'python sample_bots/random_bot.py' "
+        "--bot builtin:greedy --bot 'python sample_bots/random_bot.py' --bot builtin:greedy",
+    )
+    p.add_argument(
+        "--bot",
+        action="append",
+        default=[],
+        metavar="CMD",
+        help="a bot command for the next seat (4 in all), or builtin:random|greedy",
+    )
+    p.add_argument("--seed", type=int, default=None, help="match seed (default: random)")
+    p.add_argument("--deals", type=int, default=None, help="stop after K deals (default: to A)")
+    p.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule variants")
+    p.add_argument(
+        "--time-limit",
+        type=int,
+        default=1000,
+        metavar="MS",
+        help="per-decision limit in ms (default 1000)",
+    )
+    p.add_argument(
+        "--time-bank",
+        type=int,
+        default=30_000,
+        metavar="MS",
+        help="per-seat time bank in ms (default 30000)",
+    )
+    p.add_argument(
+        "--grace",
+        type=int,
+        default=10_000,
+        metavar="MS",
+        help="reconnection grace in ms (default 10000)",
+    )
+    p.add_argument(
+        "--policy",
+        choices=["lenient", "strict"],
+        default="lenient",
+        help="fault policy (default lenient)",
+    )
+    p.add_argument(
+        "--max-faults",
+        type=int,
+        default=10,
+        help="lenient: a team's faults before it forfeits (default 10)",
+    )
+    p.add_argument(
+        "--penalty", type=int, default=10, help="lenient: points charged per fault (default 10)"
+    )
+    p.add_argument(
+        "--record",
+        default=None,
+        metavar="PATH",
+        help="where to write the record (default records/<match id>.jsonl)",
+    )
+    p.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="how long to wait for the bots to connect (default 30)",
+    )
+    add_logging_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    configure_logging(args.log_level, args.log_json)
+    if len(args.bot) != 4:
+        print(f"arena match: give exactly four --bot (got {len(args.bot)})", file=sys.stderr)
+        return 2
+    try:
+        rules = RuleSet.from_pairs(args.rules)
+        if args.deals is not None:
+            rules = RuleSet.from_mapping({"deals": args.deals}, rules)
+        spec = MatchSpec(
+            rules=rules,
+            seed=args.seed,
+            time_control=TimeControl(args.time_limit, args.time_bank, args.grace),
+            policy=FaultPolicy.parse(args.policy, args.penalty, args.max_faults),
+            local=_local_bots(args.bot, args.seed or 0),
+            seat_names=tuple(_name(cmd) for cmd in args.bot),
+            connect_timeout=args.connect_timeout,
+        )
+    except (ArenaError, ValueError) as exc:
+        print(f"arena match: {exc}", file=sys.stderr)
+        return 2
+    hosted = trio.run(_play, spec, args.bot, args.record)
+    _print_result(hosted)
+    return 0 if hosted.state is MatchState.FINISHED else 1
+
+
+def _local_bots(commands: list[str], seed: int) -> dict[int, Bot]:
+    local: dict[int, Bot] = {}
+    for seat, cmd in enumerate(commands):
+        if cmd.startswith("builtin:"):
+            name = cmd.removeprefix("builtin:")
+            if name not in BUILTIN:
+                raise ValueError(f"unknown built-in bot {name!r}; known: {', '.join(BUILTIN)}")
+            local[seat] = make_bot(name, seed * 4 + seat)
+    return local
+
+
+def _name(cmd: str) -> str:
+    if cmd.startswith("builtin:"):
+        return cmd
+    words = shlex.split(cmd)
+    scripts = [w for w in words if w.endswith((".py", ".js")) or "/" in w]
+    return Path(scripts[-1] if scripts else words[0]).stem
+
+
+async def _play(spec: MatchSpec, commands: list[str], record: str | None) -> HostedMatch:
+    async with open_arena_server(recorder_factory=record_factory(record)) as server:
+        hosted = server.host.create(spec)
+        logs = Path(hosted.record).parent if hosted.record else Path("records")
+        async with trio.open_nursery() as nursery:
+            for seat, cmd in enumerate(commands):
+                token = hosted.tokens[seat]
+                if token is not None:
+                    nursery.start_soon(_run_bot, cmd, server.target, token, logs, hosted, seat)
+            await hosted.done.wait()
+        return hosted
+
+
+async def _run_bot(
+    cmd: str, target: str, token: str, logs: Path, hosted: HostedMatch, seat: int
+) -> None:
+    """Run one bot command until the match is over (then give it 5 s to leave)."""
+    env = {**os.environ, "ARENA_SERVER": target, "ARENA_TOKEN": token, "ARENA_SEAT": str(seat)}
+    logs.mkdir(parents=True, exist_ok=True)
+    log_path = logs / f"{hosted.id}.seat{seat}.log"
+    with open(log_path, "wb") as out:
+        process = await trio.lowlevel.open_process(
+            shlex.split(cmd), env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+        try:
+            await hosted.done.wait()
+            with trio.move_on_after(5):
+                await process.wait()
+        finally:
+            if process.returncode is None:
+                process.kill()
+                with trio.CancelScope(shield=True):
+                    await process.wait()
+
+
+def _print_result(hosted: HostedMatch) -> None:
+    report = hosted.report
+    referee = hosted.referee
+    print(f"match {hosted.id}  seed {hosted.seed}  {hosted.state.value}")
+    if hosted.error:
+        print(f"  error: {hosted.error}")
+    if referee is None:
+        return
+    result = referee.match.result
+    faults = referee.faults
+    print(f"{'seat':<5}{'team':<6}{'bot':<28}{'faults':>7}{'p50 ms':>9}{'p99 ms':>9}")
+    for seat, s in enumerate(hosted.seats):
+        lat = sorted(referee.latencies[seat])
+        p50 = statistics.median(lat) * 1000 if lat else 0.0
+        p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000 if lat else 0.0
+        n = sum(1 for f in faults if f.seat == seat)
+        name = (hosted.spec.seat_names[seat] if hosted.spec.seat_names else s.name)[:27]
+        print(f"{seat:<5}{seat % 2:<6}{name:<28}{n:>7}{p50:>9.2f}{p99:>9.2f}")
+    if result is not None:
+        levels = " / ".join(r.code for r in result.levels)
+        winner = "draw" if result.winner is None else f"team {result.winner}"
+        print(f"result: {winner} ({result.reason}) after {result.deals} deals; levels {levels}")
+    if report is not None:
+        print(f"decisions: {report.decisions}")
+    for f in faults[:10]:
+        print(f"  fault: seat {f.seat} {f.kind.value} (deal {f.deal}, trick {f.trick}): {f.reason}")
+    if len(faults) > 10:
+        print(f"  … and {len(faults) - 10} more faults")
+    if hosted.record:
+        print(f"record: {hosted.record}")

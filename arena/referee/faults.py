@@ -1,0 +1,80 @@
+"""Faults: what a seat did wrong, kept apart from rule events such as a failed throw."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any
+
+from arena.errors import ArenaError
+from arena.game import Action
+from arena.rules import codes
+
+
+class FaultKind(enum.StrEnum):
+    TIMEOUT = "timeout"
+    ILLEGAL_ACTION = "illegal_action"
+    MALFORMED = "malformed"
+    UNKNOWN_SEQUENCE = "unknown_sequence"
+    DISCONNECTED = "disconnected"
+
+
+class BotError(ArenaError):
+    """A seat misbehaved at the protocol level (like python-chess's ``EngineError``)."""
+
+    def __init__(self, kind: FaultKind, reason: str, charge: bool = True) -> None:
+        super().__init__(reason)
+        self.kind = kind
+        self.reason = reason
+        self.charge = charge  # False: already charged once (a seat still disconnected)
+
+
+class BotGone(BotError):
+    """The seat is disconnected and did not come back within the grace period.
+
+    Only the first decision of a disconnection is charged as a fault; later ones are
+    played by fallback and recorded, uncharged, until the bot reconnects.
+    """
+
+    def __init__(self, reason: str = "disconnected", charge: bool = True) -> None:
+        super().__init__(FaultKind.DISCONNECTED, reason, charge)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Fault:
+    seat: int
+    kind: FaultKind
+    reason: str
+    deal: int
+    trick: int
+    seq: int
+    penalty_points: int
+    played: Action
+    charged: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seat": self.seat,
+            "kind": self.kind.value,
+            "reason": self.reason,
+            "deal": self.deal,
+            "trick": self.trick,
+            "seq": self.seq,
+            "penalty_points": self.penalty_points,
+            "played": codes(self.played),
+            "charged": self.charged,
+        }
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SeatVerdict:
+    """The judgement of one answer, as the seat is told it."""
+
+    seq: int
+    accepted: bool
+    played: Action
+    fault: Fault | None = None
+
+    @property
+    def reason(self) -> str:
+        return self.fault.reason if self.fault else ""

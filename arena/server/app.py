@@ -1,0 +1,57 @@
+"""The arena server as one object: the match host (trio) plus the gRPC thread."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+
+import trio
+
+from arena.server.bridge import GrpcServerConfig, GrpcThread, open_grpc_server
+from arena.server.host import MatchHost, RecorderFactory, TokenBook
+from arena.server.service import ArenaService, MatchesService
+from arena.v1 import arena_pb2_grpc as pb_grpc
+
+SERVICES = ("arena.v1.Arena", "arena.v1.Matches")
+
+
+@dataclasses.dataclass
+class ArenaServer:
+    host: MatchHost
+    grpc: GrpcThread
+
+    @property
+    def target(self) -> str:
+        """``host:port`` for bots and organisers (``ARENA_SERVER``)."""
+        return self.grpc.target
+
+
+@asynccontextmanager
+async def open_arena_server(
+    address: str = "127.0.0.1:0", recorder_factory: RecorderFactory | None = None
+) -> AsyncIterator[ArenaServer]:
+    """Serve the Arena and Matches services for an ``async with`` block.
+
+    Matches still running when the block ends are cancelled (and recorded as such).
+    """
+    async with trio.open_nursery() as nursery:
+        host = MatchHost(nursery, TokenBook(), recorder_factory)
+        token = trio.lowlevel.current_trio_token()
+        registrations = [
+            partial(pb_grpc.add_ArenaServicer_to_server, ArenaService(host, token)),
+            partial(pb_grpc.add_MatchesServicer_to_server, MatchesService(host, token)),
+        ]
+        config = GrpcServerConfig(address=address, service_names=SERVICES)
+        async with open_grpc_server(registrations, config) as grpc_thread:
+            try:
+                yield ArenaServer(host, grpc_thread)
+            finally:
+                for hosted in list(host.matches.values()):
+                    host.cancel(hosted.id, "server shutting down")
+                with trio.move_on_after(5) as scope:
+                    scope.shield = True
+                    for hosted in list(host.matches.values()):
+                        await hosted.done.wait()
+        nursery.cancel_scope.cancel()

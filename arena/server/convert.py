@@ -1,0 +1,320 @@
+"""The one translation between domain values and protobuf messages (STYLE.md §5).
+
+Everything that crosses the wire passes through here: cards, requests built from a
+seat's redacted view, verdicts, events, results. Incoming cards are validated here and
+a bad one raises :class:`~arena.errors.ProtocolError`, the peer's fault.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from arena.errors import ProtocolError
+from arena.game import (
+    BidMade,
+    CardDealt,
+    CardsPlayed,
+    DealEnded,
+    DealStarted,
+    Event,
+    Kind,
+    KittyBuried,
+    KittyTaken,
+    MatchEnded,
+    PenaltyApplied,
+    Redealt,
+    Request,
+    SeatView,
+    ThrowFailed,
+    TrickView,
+    TrickWon,
+    TrumpDeclared,
+)
+from arena.referee import Fault, SeatVerdict, TimeControl
+from arena.rules import CARDS, Bid, Card, Rank, RuleSet, Suit
+from arena.v1 import arena_pb2 as pb
+
+_SUIT_TO_PB = {
+    Suit.SPADES: pb.SPADES,
+    Suit.HEARTS: pb.HEARTS,
+    Suit.CLUBS: pb.CLUBS,
+    Suit.DIAMONDS: pb.DIAMONDS,
+}
+_PB_TO_SUIT = {v: k for k, v in _SUIT_TO_PB.items()}
+_CARD_TO_PB = {
+    c: pb.Card(
+        suit=_SUIT_TO_PB[c.suit] if c.suit else pb.JOKER, rank=pb.Rank.ValueType(int(c.rank))
+    )
+    for c in CARDS
+}
+_PB_TO_CARD = {(m.suit, m.rank): c for c, m in _CARD_TO_PB.items()}
+_KIND_TO_PB = {Kind.BID: pb.BID, Kind.BURY: pb.BURY, Kind.PLAY: pb.PLAY}
+_PHASE_TO_PB = {
+    "bidding": pb.DEALING,
+    "burying": pb.BURYING,
+    "playing": pb.PLAYING,
+    "over": pb.DEAL_OVER,
+}
+FAULT_TO_PB = {
+    "timeout": pb.TIMEOUT,
+    "illegal_action": pb.ILLEGAL_ACTION,
+    "malformed": pb.MALFORMED,
+    "unknown_sequence": pb.UNKNOWN_SEQUENCE,
+    "disconnected": pb.DISCONNECTED,
+}
+
+
+def cards_to_pb(cards: Iterable[Card]) -> list[pb.Card]:
+    return [_CARD_TO_PB[c] for c in cards]
+
+
+def cards_from_pb(cards: Iterable[pb.Card]) -> tuple[Card, ...]:
+    """Wire cards to domain cards.
+
+    Raises:
+        ProtocolError: a card whose suit and rank name no card (e.g. unset fields).
+    """
+    out: list[Card] = []
+    for m in cards:
+        card = _PB_TO_CARD.get((m.suit, m.rank))
+        if card is None:
+            raise ProtocolError(
+                f"not a card: suit={pb.Suit.Name(m.suit) if m.suit in pb.Suit.values() else m.suit}"
+                f" rank={pb.Rank.Name(m.rank) if m.rank in pb.Rank.values() else m.rank}"
+            )
+        out.append(card)
+    return tuple(out)
+
+
+def _suit(code: str | None) -> pb.Suit.ValueType:
+    return _SUIT_TO_PB[Suit(code)] if code else pb.SUIT_UNSPECIFIED
+
+
+def rank_to_pb(rank: Rank) -> pb.Rank.ValueType:
+    return pb.Rank.ValueType(int(rank))
+
+
+def _seat(seat: int | None) -> int:
+    return -1 if seat is None else seat
+
+
+def _bid(bid: Bid) -> pb.Bid:
+    return pb.Bid(seat=bid.seat, cards=cards_to_pb(bid.cards))
+
+
+def _trick(trick: TrickView | None) -> pb.Trick | None:
+    if trick is None:
+        return None
+    plays = [pb.Play(seat=s, cards=cards_to_pb(c)) for s, c in trick.plays]
+    points = sum(card.points for _, c in trick.plays for card in c)
+    return pb.Trick(
+        number=trick.number,
+        leader=trick.leader,
+        plays=plays,
+        winner=_seat(trick.winner),
+        points=points,
+    )
+
+
+def view_to_pb(view: SeatView) -> pb.View:
+    return pb.View(
+        seat=view.seat,
+        deal_number=view.deal,
+        phase=_PHASE_TO_PB[view.phase],
+        hand=cards_to_pb(view.hand),
+        dealer=_seat(view.dealer),
+        trump=pb.Trump(
+            level=rank_to_pb(view.level),
+            suit=_suit(view.trump_suit),
+            no_trump=view.trump_declared and view.trump_suit is None,
+            declared=view.trump_declared,
+        ),
+        levels=[rank_to_pb(r) for r in view.levels],
+        bids=[_bid(b) for b in view.bids],
+        winning_bid=_bid(view.winning_bid) if view.winning_bid else None,
+        current_trick=_trick(view.current),
+        previous_trick=_trick(view.previous),
+        trick_number=view.trick if view.phase == "playing" else 0,
+        attacker_points=view.attacker_points,
+        penalty_points=view.penalty_points,
+        revealed=[pb.Play(seat=s, cards=cards_to_pb(c)) for s, c in enumerate(view.revealed) if c],
+        kitty=cards_to_pb(view.kitty),
+    )
+
+
+def request_to_pb(seq: int, request: Request, deadline_ms: int, bank_ms: int) -> pb.RefereeMessage:
+    d = request.decision
+    events = [event_to_pb(e, i) for e, i in zip(request.events, request.event_indices, strict=True)]
+    return pb.RefereeMessage(
+        request=pb.Request(
+            seq=seq,
+            kind=_KIND_TO_PB[d.kind],
+            view=view_to_pb(request.view),
+            events=events,
+            fallback=pb.Action(seq=seq, cards=cards_to_pb(request.fallback)),
+            deadline_ms=deadline_ms,
+            time_bank_ms=bank_ms,
+            legal_bids=[pb.Bid(seat=d.seat, cards=cards_to_pb(o)) for o in d.options],
+            count=d.count,
+        )
+    )
+
+
+def fault_to_pb(fault: Fault) -> pb.Fault:
+    return pb.Fault(
+        seat=fault.seat,
+        kind=FAULT_TO_PB[fault.kind.value],
+        reason=fault.reason,
+        deal=fault.deal,
+        trick=fault.trick,
+        seq=fault.seq,
+        penalty_points=fault.penalty_points,
+        played=cards_to_pb(fault.played),
+    )
+
+
+def verdict_to_pb(verdict: SeatVerdict) -> pb.RefereeMessage:
+    return pb.RefereeMessage(
+        verdict=pb.Verdict(
+            seq=verdict.seq,
+            accepted=verdict.accepted,
+            fault=FAULT_TO_PB[verdict.fault.kind.value] if verdict.fault else pb.FAULT_NONE,
+            reason=verdict.reason,
+            played=cards_to_pb(verdict.played),
+            penalty_points=verdict.fault.penalty_points if verdict.fault else 0,
+        )
+    )
+
+
+def result_to_pb(result: MatchEnded, faults: Sequence[Fault] = ()) -> pb.MatchResult:
+    penalties = [0, 0]
+    counts = [0, 0, 0, 0]
+    for f in faults:
+        penalties[f.seat % 2] += f.penalty_points
+        counts[f.seat] += 1
+    return pb.MatchResult(
+        winner_team=_seat(result.winner),
+        levels=[rank_to_pb(r) for r in result.levels],
+        deals=result.deals,
+        reason=result.reason,
+        forfeited_team=_seat(result.forfeited),
+        fault_penalty_points=penalties,
+        fault_counts=counts,
+    )
+
+
+def time_control_to_pb(tc: TimeControl) -> pb.TimeControl:
+    return pb.TimeControl(
+        decision_ms=tc.decision_ms,
+        bank_ms=tc.bank_ms,
+        grace_ms=tc.grace_ms,
+        allowance_ms=tc.allowance_ms,
+    )
+
+
+def time_control_from_pb(m: pb.TimeControl, default: TimeControl) -> TimeControl:
+    return TimeControl(
+        decision_ms=m.decision_ms or default.decision_ms,
+        bank_ms=m.bank_ms or default.bank_ms,
+        grace_ms=m.grace_ms or default.grace_ms,
+        allowance_ms=m.allowance_ms or default.allowance_ms,
+    )
+
+
+def rules_to_pb(rules: RuleSet) -> dict[str, str]:
+    return {k: json.dumps(v) for k, v in rules.to_mapping().items()}
+
+
+def rules_from_pb(values: dict[str, str]) -> RuleSet:
+    """Variant key → JSON text (a bare word is taken as a string)."""
+    parsed: dict[str, Any] = {}
+    for key, text in values.items():
+        try:
+            parsed[key] = json.loads(text)
+        except json.JSONDecodeError:
+            parsed[key] = text
+    return RuleSet.from_mapping(parsed)
+
+
+def event_to_pb(event: Event, index: int = 0) -> pb.Event:
+    """One domain event (already redacted for its viewer) as a wire event."""
+    m = pb.Event(index=index)
+    if isinstance(event, DealStarted):
+        m.deal_started.CopyFrom(
+            pb.DealStarted(
+                deal=event.deal,
+                dealer=_seat(event.dealer),
+                level=rank_to_pb(event.level),
+                first_seat=event.first_seat,
+            )
+        )
+    elif isinstance(event, CardDealt):
+        m.card_dealt.CopyFrom(pb.CardDealt(seat=event.seat, card=_CARD_TO_PB[event.card]))
+    elif isinstance(event, BidMade):
+        m.bid_made.CopyFrom(pb.BidMade(seat=event.seat, cards=cards_to_pb(event.cards)))
+    elif isinstance(event, Redealt):
+        m.redeal.CopyFrom(pb.Redeal(reason=event.reason, count=event.attempt))
+    elif isinstance(event, TrumpDeclared):
+        m.trump_declared.CopyFrom(
+            pb.TrumpDeclared(
+                level=rank_to_pb(event.level),
+                suit=_suit(event.suit),
+                no_trump=event.suit is None,
+                dealer=event.dealer,
+                source=event.source,
+            )
+        )
+    elif isinstance(event, KittyTaken):
+        m.kitty_taken.CopyFrom(pb.KittyTaken(seat=event.seat, cards=cards_to_pb(event.cards)))
+    elif isinstance(event, KittyBuried):
+        m.kitty_buried.CopyFrom(pb.KittyBuried(seat=event.seat, cards=cards_to_pb(event.cards)))
+    elif isinstance(event, CardsPlayed):
+        m.cards_played.CopyFrom(
+            pb.CardsPlayed(seat=event.seat, cards=cards_to_pb(event.cards), trick=event.trick)
+        )
+    elif isinstance(event, ThrowFailed):
+        m.throw_failed.CopyFrom(
+            pb.ThrowFailed(
+                seat=event.seat,
+                attempted=cards_to_pb(event.attempted),
+                played=cards_to_pb(event.played),
+                returned=cards_to_pb(event.returned),
+                blocker=event.blocker,
+                penalty=event.penalty,
+            )
+        )
+    elif isinstance(event, TrickWon):
+        m.trick_won.CopyFrom(
+            pb.TrickWon(trick=event.trick, winner=event.winner, points=event.points)
+        )
+    elif isinstance(event, DealEnded):
+        m.deal_ended.CopyFrom(
+            pb.DealEnded(
+                deal=event.deal,
+                attacker_points=event.attacker_points,
+                kitty=cards_to_pb(event.kitty),
+                kitty_multiplier=event.kitty_multiplier,
+                kitty_bonus=event.kitty_bonus,
+                penalty_points=event.penalty_points,
+                winner=event.winner,
+                levels_gained=event.levels_gained,
+                levels=[rank_to_pb(r) for r in event.levels],
+                next_dealer=event.next_dealer,
+                trick_points=event.trick_points,
+            )
+        )
+    elif isinstance(event, MatchEnded):
+        m.match_ended.CopyFrom(pb.MatchEnded(result=result_to_pb(event)))
+    elif isinstance(event, PenaltyApplied):
+        m.fault_recorded.CopyFrom(
+            pb.FaultRecorded(
+                fault=pb.Fault(
+                    seat=-1,
+                    reason=f"team {event.team}: {event.reason}",
+                    penalty_points=event.points,
+                )
+            )
+        )
+    return m

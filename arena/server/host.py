@@ -1,0 +1,299 @@
+"""Hosting matches on the trio side: seat tokens, one supervised task per match.
+
+:class:`MatchHost` creates matches (four seat tokens each), waits for their bots, runs
+each :class:`~arena.referee.Referee` in its own supervised task — a crash is recorded
+as that match's failure and every other match carries on — and answers the
+organiser's questions. Everything here runs on the trio thread; the gRPC servicers
+reach it only through the bridge. :class:`TokenBook` is the one piece both threads
+read: a token → seat map, written only by the host.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import secrets
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import structlog
+import trio
+
+from arena.errors import ProtocolError
+from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder
+from arena.referee import FaultPolicy, LocalSeat, Referee, Seat, TimeControl
+from arena.referee.referee import MatchReport
+from arena.rules import RuleSet
+from arena.server import convert
+from arena.server.remote import RemoteSeat
+from arena.v1 import arena_pb2 as pb
+
+log = structlog.get_logger()
+PROTOCOL = 1
+
+
+class MatchState(enum.Enum):
+    WAITING = "waiting"
+    RUNNING = "running"
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchSpec:
+    """What an organiser asks for. ``local`` seats are in-process bots (no token)."""
+
+    rules: RuleSet = dataclasses.field(default_factory=RuleSet)
+    seed: int | None = None
+    time_control: TimeControl = dataclasses.field(default_factory=TimeControl)
+    policy: FaultPolicy = dataclasses.field(default_factory=FaultPolicy)
+    seat_names: tuple[str, ...] = ()
+    local: dict[int, Bot] = dataclasses.field(default_factory=dict)
+    connect_timeout: float = 60.0
+    stacked: dict[int, Sequence[Any]] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(eq=False)
+class HostedMatch:
+    id: str
+    spec: MatchSpec
+    seed: int
+    seats: list[Seat]
+    tokens: list[str | None]
+    state: MatchState = MatchState.WAITING
+    referee: Referee | None = None
+    report: MatchReport | None = None
+    error: str = ""
+    record: str = ""
+    scope: trio.CancelScope = dataclasses.field(default_factory=trio.CancelScope)
+    done: trio.Event = dataclasses.field(default_factory=trio.Event)
+    watchers: list[Callable[[list[tuple[int, Event]] | None], None]] = dataclasses.field(
+        default_factory=list
+    )
+
+    def remote(self, seat: int) -> RemoteSeat | None:
+        s = self.seats[seat]
+        return s if isinstance(s, RemoteSeat) else None
+
+    @property
+    def result(self) -> MatchEnded | None:
+        return self.referee.match.result if self.referee else None
+
+
+class TokenBook:
+    """Seat tokens → (match, seat). Written on the trio thread, read from the gRPC one."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seats: dict[str, tuple[HostedMatch, int]] = {}
+
+    def add(self, token: str, match: HostedMatch, seat: int) -> None:
+        with self._lock:
+            self._seats[token] = (match, seat)
+
+    def remove(self, token: str) -> None:
+        with self._lock:
+            self._seats.pop(token, None)
+
+    def lookup(self, token: str) -> tuple[HostedMatch, int] | None:
+        with self._lock:
+            return self._seats.get(token)
+
+
+RecorderFactory = Callable[[HostedMatch], tuple[Recorder | None, str]]
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class MatchHost:
+    """Creates, runs, cancels and describes matches (trio thread only)."""
+
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        tokens: TokenBook | None = None,
+        recorder_factory: RecorderFactory | None = None,
+    ) -> None:
+        self.nursery = nursery
+        self.tokens = tokens or TokenBook()
+        self.recorder_factory = recorder_factory
+        self.matches: dict[str, HostedMatch] = {}
+
+    # -- organiser verbs -------------------------------------------------------------------
+
+    def create(self, spec: MatchSpec) -> HostedMatch:
+        match_id = "m-" + secrets.token_hex(6)
+        seed = spec.seed if spec.seed is not None else secrets.randbits(63)
+        seats: list[Seat] = []
+        tokens: list[str | None] = []
+        hosted = HostedMatch(match_id, spec, seed, seats, tokens)
+        for seat in range(4):
+            bot = spec.local.get(seat)
+            if bot is not None:
+                seats.append(LocalSeat(bot))
+                tokens.append(None)
+                continue
+            token = secrets.token_urlsafe(24)
+            seats.append(
+                RemoteSeat(seat, match_id, spec.time_control.grace_ms, self._welcomer(hosted, seat))
+            )
+            tokens.append(token)
+            self.tokens.add(token, hosted, seat)
+        self.matches[match_id] = hosted
+        self.nursery.start_soon(self._supervise, hosted)
+        log.info(
+            "match_created", match_id=match_id, seed=seed, remote=[t is not None for t in tokens]
+        )
+        return hosted
+
+    def cancel(self, match_id: str, reason: str = "cancelled") -> HostedMatch:
+        hosted = self.get(match_id)
+        if hosted.state in (MatchState.WAITING, MatchState.RUNNING):
+            log.info("match_cancel_requested", match_id=match_id, reason=reason)
+            hosted.scope.cancel()
+        return hosted
+
+    def get(self, match_id: str) -> HostedMatch:
+        hosted = self.matches.get(match_id)
+        if hosted is None:
+            raise KeyError(f"no match {match_id!r}")
+        return hosted
+
+    def watch(
+        self, match_id: str, callback: Callable[[list[tuple[int, Event]] | None], None]
+    ) -> list[tuple[int, Event]]:
+        """Subscribe to a match's public events; ``callback(None)`` marks the end."""
+        hosted = self.get(match_id)
+        hosted.watchers.append(callback)
+        past = hosted.referee.watch(callback) if hosted.referee else []
+        if hosted.done.is_set():
+            callback(None)
+        return past
+
+    def check(self, match_id: str, seat: int, action: pb.Action) -> pb.Verdict:
+        """The ``Check`` dry run: judge ``action`` for ``seat``'s pending decision."""
+        hosted = self.get(match_id)
+        referee = hosted.referee
+        if referee is None or referee.match.finished:
+            return pb.Verdict(seq=action.seq, reason="the match is not running")
+        pending = {d.seat for d in referee.match.pending()}
+        if seat not in pending:
+            return pb.Verdict(seq=action.seq, reason="this seat has no pending decision")
+        try:
+            cards = convert.cards_from_pb(action.cards)
+        except ProtocolError as exc:
+            return pb.Verdict(seq=action.seq, fault=pb.MALFORMED, reason=str(exc))
+        verdict = referee.match.check(seat, cards)
+        return pb.Verdict(
+            seq=action.seq,
+            accepted=verdict.legal,
+            fault=pb.FAULT_NONE if verdict.legal else pb.ILLEGAL_ACTION,
+            reason=verdict.reason,
+            played=convert.cards_to_pb(cards),
+        )
+
+    # -- running a match -------------------------------------------------------------------
+
+    async def _supervise(self, hosted: HostedMatch) -> None:
+        """Run one match; whatever happens to it stays with it."""
+        with structlog.contextvars.bound_contextvars(match_id=hosted.id):
+            try:
+                with hosted.scope:
+                    await self._run(hosted)
+                if hosted.state is not MatchState.FINISHED:
+                    hosted.state = MatchState.CANCELLED
+                    await self._finish_cancelled(hosted)
+            except Exception as exc:  # one match's crash must not touch the others
+                hosted.state = MatchState.FAILED
+                hosted.error = f"{type(exc).__name__}: {exc}"
+                log.exception("match_failed", error=hosted.error)
+            finally:
+                for token in hosted.tokens:
+                    if token is not None:
+                        self.tokens.remove(token)
+                hosted.done.set()
+                for callback in hosted.watchers:
+                    callback(None)
+
+    async def _run(self, hosted: HostedMatch) -> None:
+        spec = hosted.spec
+        with trio.move_on_after(spec.connect_timeout):
+            for seat in range(4):
+                remote = hosted.remote(seat)
+                if remote is not None:
+                    await remote.ever_connected.wait()
+        missing = [s for s in range(4) if (r := hosted.remote(s)) and not r.ever_connected.is_set()]
+        if missing:
+            log.warning("seats_missing_at_start", seats=missing)
+        recorder, hosted.record = (None, "")
+        if self.recorder_factory is not None:
+            recorder, hosted.record = self.recorder_factory(hosted)
+        setup = MatchSetup(spec.rules, hosted.seed, dict(spec.stacked))
+        hosted.referee = Referee(
+            hosted.id, setup, hosted.seats, spec.time_control, spec.policy, recorder
+        )
+        for callback in hosted.watchers:
+            hosted.referee.watch(callback)
+        hosted.state = MatchState.RUNNING
+        hosted.report = await hosted.referee.run()
+        hosted.state = MatchState.FINISHED
+
+    async def _finish_cancelled(self, hosted: HostedMatch) -> None:
+        start = hosted.spec.rules.start_level
+        result = hosted.result or MatchEnded(None, (start, start), 0, "cancelled")
+        with trio.move_on_after(2) as scope:
+            scope.shield = True
+            for seat in hosted.seats:
+                await seat.finish(result, [], hosted.record)
+
+    def _welcomer(self, hosted: HostedMatch, seat: int) -> Callable[[bool], pb.RefereeMessage]:
+        def welcome(resumed: bool) -> pb.RefereeMessage:
+            spec = hosted.spec
+            names = list(spec.seat_names) or [s.name for s in hosted.seats]
+            return pb.RefereeMessage(
+                welcome=pb.Welcome(
+                    seat=seat,
+                    match_id=hosted.id,
+                    rules=convert.rules_to_pb(spec.rules),
+                    time_control=convert.time_control_to_pb(spec.time_control),
+                    seat_names=names,
+                    protocol=PROTOCOL,
+                    resumed=resumed,
+                    deals=spec.rules.deals or 0,
+                    policy=spec.policy.kind.value,
+                    max_faults=spec.policy.max_faults,
+                )
+            )
+
+        return welcome
+
+    def info(self, hosted: HostedMatch) -> pb.MatchInfo:
+        state = {
+            MatchState.WAITING: pb.WAITING,
+            MatchState.RUNNING: pb.RUNNING,
+            MatchState.FINISHED: pb.FINISHED,
+            MatchState.CANCELLED: pb.CANCELLED,
+            MatchState.FAILED: pb.FAILED,
+        }[hosted.state]
+        connected = [(r.conn is not None) if (r := hosted.remote(s)) else True for s in range(4)]
+        info = pb.MatchInfo(
+            match_id=hosted.id,
+            state=state,
+            seat_names=list(hosted.spec.seat_names) or [s.name for s in hosted.seats],
+            connected=connected,
+            rules=convert.rules_to_pb(hosted.spec.rules),
+            time_control=convert.time_control_to_pb(hosted.spec.time_control),
+            error=hosted.error,
+        )
+        if hosted.referee is not None:
+            match = hosted.referee.match
+            info.deal = match.deal.deal
+            info.levels.extend(convert.rank_to_pb(r) for r in match.levels)
+            if match.result is not None:
+                info.result.CopyFrom(convert.result_to_pb(match.result, hosted.referee.faults))
+        return info

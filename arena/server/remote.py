@@ -1,0 +1,210 @@
+"""A seat played by a remote bot over one gRPC stream (the trio side of it).
+
+The asyncio servicer hands this object what it hears, through the bridge: a stream
+attached (:meth:`RemoteSeat.attach`), a message (:meth:`deliver`), a stream gone
+(:meth:`detach`). All three run on the trio thread and never block. The referee calls
+:meth:`ask`, which sends the request on the current stream and waits for the answer
+with the same sequence number: late answers (an older number) are dropped and
+counted, a number never issued is a fault, and a disconnection waits up to the grace
+period for the bot to come back with its token, then gives up with :class:`BotGone`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from collections.abc import Callable, Sequence
+
+import structlog
+import trio
+
+from arena.errors import ProtocolError
+from arena.game import Action, Event, MatchEnded, Request
+from arena.referee import BotError, BotGone, Fault, FaultKind, SeatVerdict
+from arena.server import convert
+from arena.v1 import arena_pb2 as pb
+
+log = structlog.get_logger()
+
+Send = Callable[[pb.RefereeMessage], bool]
+Close = Callable[[], bool]
+FLOOD_LIMIT = 256  # unrequested messages kept at most; more are dropped and counted
+
+
+class Signal(enum.Enum):
+    ATTACHED = "attached"
+    DETACHED = "detached"
+
+
+@dataclasses.dataclass(slots=True)
+class Connection:
+    """One live stream: its id and how to write to it and close it (thread-safe)."""
+
+    id: int
+    send: Send
+    close: Close
+    name: str
+    version: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Malformed:
+    """Something unreadable arrived on the stream."""
+
+    reason: str
+
+
+Inbound = pb.BotMessage | Malformed | Signal
+
+
+class RemoteSeat:
+    """The referee's handle on one remote seat of one match."""
+
+    def __init__(
+        self, seat: int, match_id: str, grace_ms: int, welcome: Callable[[bool], pb.RefereeMessage]
+    ) -> None:
+        self.seat = seat
+        self.match_id = match_id
+        self.name = f"seat{seat}"
+        self.version = ""
+        self.grace = grace_ms / 1000
+        self._welcome = welcome
+        self.conn: Connection | None = None
+        self.ever_connected = trio.Event()
+        self.disconnected_at: float | None = None
+        self._absent_reported = False
+        self._send_in, self._inbox = trio.open_memory_channel[Inbound](math.inf)
+        self._pending: tuple[int, pb.RefereeMessage] | None = None
+        self.late_answers = 0
+        self.dropped = 0
+        self.finished = False
+
+    # -- called from the asyncio side through the bridge (trio thread, never blocks) -----
+
+    def attach(self, conn: Connection) -> str | None:
+        """A stream presented this seat's token. Returns an error, or ``None`` if taken."""
+        if self.finished:
+            return "the match is over"
+        if self.conn is not None:
+            return "this seat is already connected (a seat token admits one stream)"
+        resumed = self.ever_connected.is_set()
+        self.conn = conn
+        self.name = conn.name or self.name
+        self.version = conn.version
+        self.disconnected_at = None
+        self._absent_reported = False
+        self.ever_connected.set()
+        conn.send(self._welcome(resumed))
+        if self._pending is not None:  # a request in flight when it went away: ask again
+            conn.send(self._pending[1])
+        self._send_in.send_nowait(Signal.ATTACHED)
+        log.info(
+            "seat_connected", match_id=self.match_id, seat=self.seat, resumed=resumed, bot=self.name
+        )
+        return None
+
+    def deliver(self, conn_id: int, message: pb.BotMessage | Malformed) -> None:
+        if self.conn is None or self.conn.id != conn_id:
+            return
+        if self._pending is None and self._inbox.statistics().current_buffer_used >= FLOOD_LIMIT:
+            self.dropped += 1
+            return
+        self._send_in.send_nowait(message)
+
+    def detach(self, conn_id: int) -> None:
+        if self.conn is None or self.conn.id != conn_id:
+            return
+        self.conn = None
+        self.disconnected_at = trio.current_time()
+        self._send_in.send_nowait(Signal.DETACHED)
+        if self.finished:
+            log.debug("seat_left", match_id=self.match_id, seat=self.seat)
+        else:
+            log.warning("seat_disconnected", match_id=self.match_id, seat=self.seat)
+
+    # -- the Seat interface (called by the referee) ---------------------------------------
+
+    async def ask(self, seq: int, request: Request, deadline_ms: int, bank_ms: int) -> Action:
+        message = convert.request_to_pb(seq, request, deadline_ms, bank_ms)
+        self._pending = (seq, message)
+        try:
+            if self.conn is not None:
+                self.conn.send(message)
+            while True:
+                if self.conn is None:
+                    await self._wait_for_return()
+                    continue
+                item = await self._inbox.receive()
+                answer = self._judge(seq, item)
+                if answer is not None:
+                    return answer
+        finally:
+            self._pending = None
+
+    def _judge(self, seq: int, item: Inbound) -> Action | None:
+        """One inbound item while ``seq`` is asked: an answer, nothing, or a fault."""
+        if isinstance(item, Signal):
+            return None
+        if isinstance(item, Malformed):
+            raise BotError(FaultKind.MALFORMED, item.reason)
+        kind = item.WhichOneof("kind")
+        if kind != "action":
+            what = "a second Hello" if kind == "hello" else "an empty message"
+            raise BotError(FaultKind.MALFORMED, f"expected an Action for seq {seq}, got {what}")
+        action = item.action
+        if action.seq < seq:
+            self.late_answers += 1
+            log.info(
+                "late_answer_discarded",
+                match_id=self.match_id,
+                seat=self.seat,
+                seq=action.seq,
+                current=seq,
+            )
+            return None
+        if action.seq > seq:
+            raise BotError(
+                FaultKind.UNKNOWN_SEQUENCE, f"answer for seq {action.seq}, but seq {seq} was asked"
+            )
+        try:
+            return convert.cards_from_pb(action.cards)
+        except ProtocolError as exc:
+            raise BotError(FaultKind.MALFORMED, str(exc)) from None
+
+    async def _wait_for_return(self) -> None:
+        """Disconnected: wait out the rest of the grace period for a reconnection."""
+        since = self.disconnected_at if self.disconnected_at is not None else trio.current_time()
+        left = since + self.grace - trio.current_time()
+        if self._absent_reported or left <= 0:
+            first = not self._absent_reported
+            self._absent_reported = True
+            raise BotGone("disconnected" + ("" if first else " (still)"), charge=first)
+        with trio.move_on_after(left):
+            while self.conn is None:
+                await self._inbox.receive()  # a Signal.ATTACHED arrives on reconnection
+        if self.conn is None:
+            self._absent_reported = True
+            raise BotGone(f"disconnected, no reconnection within {self.grace:.1f}s")
+
+    def tell_verdict(self, verdict: SeatVerdict) -> None:
+        if self.conn is not None:
+            self.conn.send(convert.verdict_to_pb(verdict))
+
+    def tell_events(self, events: Sequence[Event]) -> None:
+        if self.conn is not None and events:
+            notice = pb.Notice(events=[convert.event_to_pb(e) for e in events])
+            self.conn.send(pb.RefereeMessage(notice=notice))
+
+    async def finish(self, result: MatchEnded, faults: Sequence[Fault], record: str) -> None:
+        self.finished = True
+        conn = self.conn
+        if conn is not None:
+            end = pb.MatchEnd(
+                result=convert.result_to_pb(result, faults),
+                faults=[convert.fault_to_pb(f) for f in faults],
+                record=record,
+            )
+            conn.send(pb.RefereeMessage(match_end=end))
+            conn.close()
+        await trio.lowlevel.checkpoint()

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""A simple greedy bot: bid long suits, bury cheap cards, win points when cheap.
+
+python sample_bots/greedy_bot.py --server 127.0.0.1:50051 --token TOKEN
+"""
+
+from __future__ import annotations
+
+import sys
+
+from botkit import Table, cards, parse_args, run
+
+from arena.rules import TRUMP_LANE, Card, check_follow, trick_winner
+from arena.rules.legal import fallback_bury, legal_follow
+from arena.v1 import arena_pb2 as pb
+
+
+def decide(request: pb.Request, table: Table) -> list[Card]:
+    view = request.view
+    hand = cards(view.hand)
+    if request.kind == pb.BID:
+        bids = [cards(b.cards) for b in request.legal_bids]
+        pairs = [b for b in bids if len(b) > 1]
+        return pairs[-1] if pairs else []  # only confident bids: a pair
+    order = table.order(view)
+    if request.kind == pb.BURY:
+        return fallback_bury(hand, request.count, order)  # cheap side cards, no points
+    trick = view.current_trick
+    if not trick.plays:  # lead the highest side card, else the lowest trump
+        side = [c for c in hand if order.lane_of(c) != TRUMP_LANE]
+        if side:
+            return [max(side, key=order.key_of)]
+        return [min(hand, key=order.key_of)]
+    plays = [cards(p.cards) for p in trick.plays]
+    lead = plays[0]
+    low = legal_follow(lead, hand, order)
+    if len(lead) != 1:
+        return low
+    winner = trick_winner(trick.leader, plays, order).winner
+    on_table = sum(c.points for p in plays for c in p)
+    if winner % 2 == table.seat % 2:  # partner is winning: add points if we can
+        scorers = [c for c in hand if c.points and check_follow(lead, hand, [c], order)]
+        return [max(scorers, key=lambda c: c.points)] if scorers and len(plays) == 3 else low
+    if on_table:  # take the points with the cheapest winning card
+        for card in sorted(hand, key=order.key_of):
+            if (
+                check_follow(lead, hand, [card], order)
+                and trick_winner(trick.leader, [*plays, [card]], order).winner == table.seat
+            ):
+                return [card]
+    return low
+
+
+def main() -> int:
+    args = parse_args(__doc__.splitlines()[0])
+    return run(decide, args.name or "greedy_bot", args.server, args.token)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

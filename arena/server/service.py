@@ -28,6 +28,8 @@ from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 HELLO_TIMEOUT = 5.0
+Ctx = grpc.aio.ServicerContext[Any, Any]
+EOF: object = grpc.aio.EOF  # type: ignore[attr-defined]  # missing from the stubs
 R = TypeVar("R")
 
 
@@ -64,13 +66,14 @@ class ArenaService(pb_grpc.ArenaServicer):
         self.trio = trio_token
         self._ids = itertools.count(1)
 
-    async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:  # type: ignore[override]
+    # Play uses the context's read()/write() API: a coroutine, not a response generator.
+    async def Play(self, request_iterator: Any, context: Ctx) -> None:  # type: ignore[override]
         await context.send_initial_metadata(())
         hello = await self._hello(context)
         found = self.host.tokens.lookup(hello.token)
         if found is None:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown seat token")
-        hosted, seat_no = found  # type: ignore[misc]
+        hosted, seat_no = found
         seat = hosted.remote(seat_no)
         assert seat is not None
         outbox = AsyncioOutbox[pb.RefereeMessage]()
@@ -92,14 +95,14 @@ class ArenaService(pb_grpc.ArenaServicer):
             reader.cancel()
             call_in_trio_nowait(self.trio, seat.detach, conn.id)
 
-    async def _hello(self, context: grpc.aio.ServicerContext) -> pb.Hello:
+    async def _hello(self, context: Ctx) -> pb.Hello:
         try:
             first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT)
         except TimeoutError:
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED, f"no Hello within {HELLO_TIMEOUT:.0f}s"
             )
-        if first is grpc.aio.EOF or not first.HasField("hello"):
+        if first is EOF or not first.HasField("hello"):
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED,
                 "the first message must be a Hello with a seat token",
@@ -114,7 +117,7 @@ class ArenaService(pb_grpc.ArenaServicer):
 
     async def _read(
         self,
-        context: grpc.aio.ServicerContext,
+        context: Ctx,
         seat: RemoteSeat,
         conn_id: int,
         outbox: AsyncioOutbox[pb.RefereeMessage],
@@ -123,7 +126,7 @@ class ArenaService(pb_grpc.ArenaServicer):
         try:
             while True:
                 message = await context.read()
-                if message is grpc.aio.EOF:
+                if message is EOF:
                     break
                 call_in_trio_nowait(self.trio, seat.deliver, conn_id, message)
         except asyncio.CancelledError:
@@ -137,13 +140,11 @@ class ArenaService(pb_grpc.ArenaServicer):
             )
         outbox.close()
 
-    async def Check(
-        self, request: pb.CheckRequest, context: grpc.aio.ServicerContext
-    ) -> pb.Verdict:  # type: ignore[override]
+    async def Check(self, request: pb.CheckRequest, context: Ctx) -> pb.Verdict:
         found = self.host.tokens.lookup(request.token)
         if found is None:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown seat token")
-        hosted, seat = found  # type: ignore[misc]
+        hosted, seat = found
         verdict: pb.Verdict = await run_in_trio(
             self.trio, self.host.check, hosted.id, seat, request.action
         )
@@ -157,9 +158,7 @@ class MatchesService(pb_grpc.MatchesServicer):
         self.host = host
         self.trio = trio_token
 
-    async def Create(
-        self, request: pb.CreateMatchRequest, context: grpc.aio.ServicerContext
-    ) -> pb.CreateMatchResponse:  # type: ignore[override]
+    async def Create(self, request: pb.CreateMatchRequest, context: Ctx) -> pb.CreateMatchResponse:
         try:
             rules = convert.rules_from_pb(dict(request.rules))
             if request.deals:
@@ -191,9 +190,7 @@ class MatchesService(pb_grpc.MatchesServicer):
 
         return TimeControl()
 
-    async def List(
-        self, request: pb.ListMatchesRequest, context: grpc.aio.ServicerContext
-    ) -> pb.ListMatchesResponse:  # type: ignore[override]
+    async def List(self, request: pb.ListMatchesRequest, context: Ctx) -> pb.ListMatchesResponse:
         def snapshot() -> list[pb.MatchInfo]:
             return [self.host.info(m) for m in self.host.matches.values()]
 
@@ -201,18 +198,14 @@ class MatchesService(pb_grpc.MatchesServicer):
         wanted = set(request.states)
         return pb.ListMatchesResponse(matches=[i for i in infos if not wanted or i.state in wanted])
 
-    async def Get(
-        self, request: pb.GetMatchRequest, context: grpc.aio.ServicerContext
-    ) -> pb.MatchInfo:  # type: ignore[override]
+    async def Get(self, request: pb.GetMatchRequest, context: Ctx) -> pb.MatchInfo:
         return await self._info(request.match_id, context, cancel=False)
 
-    async def Cancel(
-        self, request: pb.CancelMatchRequest, context: grpc.aio.ServicerContext
-    ) -> pb.MatchInfo:  # type: ignore[override]
+    async def Cancel(self, request: pb.CancelMatchRequest, context: Ctx) -> pb.MatchInfo:
         return await self._info(request.match_id, context, cancel=True, reason=request.reason)
 
     async def _info(
-        self, match_id: str, context: grpc.aio.ServicerContext, cancel: bool, reason: str = ""
+        self, match_id: str, context: Ctx, cancel: bool, reason: str = ""
     ) -> pb.MatchInfo:
         def job() -> pb.MatchInfo:
             hosted = (
@@ -228,13 +221,14 @@ class MatchesService(pb_grpc.MatchesServicer):
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
             raise  # unreachable: abort raises
 
-    async def Watch(
-        self, request: pb.WatchRequest, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[pb.Event]:  # type: ignore[override]
+    async def Watch(self, request: pb.WatchRequest, context: Ctx) -> AsyncIterator[pb.Event]:
         outbox = AsyncioOutbox[list[tuple[int, Event]] | None]()
 
+        def forward(batch: list[tuple[int, Event]] | None) -> None:
+            outbox.send_nowait(batch)
+
         def subscribe() -> list[tuple[int, Event]]:
-            return self.host.watch(request.match_id, outbox.send_nowait)
+            return self.host.watch(request.match_id, forward)
 
         try:
             past = await run_in_trio(self.trio, subscribe)
@@ -251,8 +245,8 @@ class MatchesService(pb_grpc.MatchesServicer):
                     yield convert.event_to_pb(event, index)
 
     async def FetchRecord(
-        self, request: pb.FetchRecordRequest, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[pb.RecordChunk]:  # type: ignore[override]
+        self, request: pb.FetchRecordRequest, context: Ctx
+    ) -> AsyncIterator[pb.RecordChunk]:
         def where() -> tuple[str, MatchState]:
             hosted = self.host.get(request.match_id)
             return hosted.record, hosted.state

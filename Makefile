@@ -25,8 +25,12 @@ lint: setup  ## ruff and mypy --strict
 test: setup lint  ## lint, then the whole test suite
 	$(BIN)/python -m pytest -q
 
-demo: setup  ## a real match: four sample bots over gRPC
-	$(BIN)/python -m arena.cli.demo
+demo: setup  ## a real match: four sample bots over gRPC, record under records/
+	$(BIN)/arena match --seed 7 --deals 3 \
+	  --bot "$(BIN)/python sample_bots/random_bot.py" \
+	  --bot "$(BIN)/python sample_bots/greedy_bot.py" \
+	  --bot "$(BIN)/python sample_bots/random_bot.py" \
+	  --bot "$(BIN)/python sample_bots/greedy_bot.py"
 
 bench: setup  ## benchmarks (ratios measured side by side)
 	$(BIN)/python bench/rules.py

@@ -279,8 +279,9 @@ def _q_bids(q: dict[str, Any], rules: RuleSet) -> Answer:
             raise BadQuestion(
                 f"winning: {' '.join(codes(cards))} is not a bid at level {level.code}"
             )
-        _together(rules, hand, cards)
         winning = Bid(_seat(raw, "seat"), tuple(cards))
+        if winning.seat != seat:  # a seat's own winning bid is shown from its hand
+            _together(rules, hand, cards)
     bids = legal_bids(level, seat, hand, winning, rules)
     return {"bids": [codes(b) for b in bids]}
 

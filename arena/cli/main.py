@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena import __version__
+from arena.cli.logs import configure_logging
 
 
 def _judge(args: argparse.Namespace) -> int:
@@ -39,16 +41,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _extra_commands() -> list[Callable[[Any], None]]:
-    """Each other subcommand lives in its own module with a ``register(sub)`` function."""
-    from arena.cli import match, selfplay
+# Each other subcommand lives in its own module ``arena.cli.NAME`` with ``register(sub)``.
+COMMANDS = ("selfplay", "match", "serve", "batch", "replay", "show")
 
-    return [selfplay.register, match.register]
+
+def _extra_commands() -> list[Callable[[Any], None]]:
+    return [importlib.import_module(f"arena.cli.{name}").register for name in COMMANDS]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    configure_logging("warning")  # commands with --log-level reconfigure
     try:
         return int(args.func(args))
     except KeyboardInterrupt:

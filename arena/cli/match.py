@@ -9,24 +9,17 @@ the record. Exits 0 when the match completed, faults included.
 from __future__ import annotations
 
 import argparse
-import os
-import shlex
 import statistics
-import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import trio
 
-from arena.bots import BUILTIN, make_bot
+from arena.batch.runner import BotSpec, bot_name, local_bots, play_hosted
 from arena.cli.logs import add_logging_options, configure_logging
-from arena.cli.recording import record_factory
 from arena.errors import ArenaError
-from arena.game import Bot
 from arena.referee import FaultPolicy, TimeControl
 from arena.rules import RuleSet
-from arena.server.app import open_arena_server
 from arena.server.host import HostedMatch, MatchSpec, MatchState
 
 
@@ -108,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"arena match: give exactly four --bot (got {len(args.bot)})", file=sys.stderr)
         return 2
     try:
+        bots = [BotSpec(bot_name(cmd), cmd) for cmd in args.bot]
+        for bot in bots:
+            bot.check()
         rules = RuleSet.from_pairs(args.rules)
         if args.deals is not None:
             rules = RuleSet.from_mapping({"deals": args.deals}, rules)
@@ -116,8 +112,8 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             time_control=TimeControl(args.time_limit, args.time_bank, args.grace),
             policy=FaultPolicy.parse(args.policy, args.penalty, args.max_faults),
-            local=_local_bots(args.bot, args.seed or 0),
-            seat_names=tuple(_name(cmd) for cmd in args.bot),
+            local=local_bots(bots, args.seed or 0),
+            seat_names=tuple(b.name for b in bots),
             connect_timeout=args.connect_timeout,
         )
     except (ArenaError, ValueError) as exc:
@@ -128,58 +124,8 @@ def run(args: argparse.Namespace) -> int:
     return 0 if hosted.state is MatchState.FINISHED else 1
 
 
-def _local_bots(commands: list[str], seed: int) -> dict[int, Bot]:
-    local: dict[int, Bot] = {}
-    for seat, cmd in enumerate(commands):
-        if cmd.startswith("builtin:"):
-            name = cmd.removeprefix("builtin:")
-            if name not in BUILTIN:
-                raise ValueError(f"unknown built-in bot {name!r}; known: {', '.join(BUILTIN)}")
-            local[seat] = make_bot(name, seed * 4 + seat)
-    return local
-
-
-def _name(cmd: str) -> str:
-    if cmd.startswith("builtin:"):
-        return cmd
-    words = shlex.split(cmd)
-    scripts = [w for w in words if w.endswith((".py", ".js")) or "/" in w]
-    return Path(scripts[-1] if scripts else words[0]).stem
-
-
 async def _play(spec: MatchSpec, commands: list[str], record: str | None) -> HostedMatch:
-    async with open_arena_server(recorder_factory=record_factory(record)) as server:
-        hosted = server.host.create(spec)
-        logs = Path(hosted.record).parent if hosted.record else Path("records")
-        async with trio.open_nursery() as nursery:
-            for seat, cmd in enumerate(commands):
-                token = hosted.tokens[seat]
-                if token is not None:
-                    nursery.start_soon(_run_bot, cmd, server.target, token, logs, hosted, seat)
-            await hosted.done.wait()
-        return hosted
-
-
-async def _run_bot(
-    cmd: str, target: str, token: str, logs: Path, hosted: HostedMatch, seat: int
-) -> None:
-    """Run one bot command until the match is over (then give it 5 s to leave)."""
-    env = {**os.environ, "ARENA_SERVER": target, "ARENA_TOKEN": token, "ARENA_SEAT": str(seat)}
-    logs.mkdir(parents=True, exist_ok=True)
-    log_path = logs / f"{hosted.id}.seat{seat}.log"
-    with open(log_path, "wb") as out:
-        process = await trio.lowlevel.open_process(
-            shlex.split(cmd), env=env, stdout=out, stderr=subprocess.STDOUT
-        )
-        try:
-            await hosted.done.wait()
-            with trio.move_on_after(5):
-                await process.wait()
-        finally:
-            if process.returncode is None:
-                process.kill()
-                with trio.CancelScope(shield=True):
-                    await process.wait()
+    return await play_hosted(spec, commands, record)
 
 
 def _print_result(hosted: HostedMatch) -> None:

@@ -27,6 +27,7 @@ from arena.game import (
     MatchSetup,
     Recorder,
     RecordFeed,
+    Request,
     SeatFeed,
     indexed_seat_events,
     team_of,
@@ -45,7 +46,7 @@ class Outcome:
 
     decision: Decision
     seq: int
-    fallback: Action
+    request: Request  # its fallback is computed only if needed
     sent: Action | None
     fault: Fault | None
     requested_at: float
@@ -186,7 +187,6 @@ class Referee:
         self._seq += 1
         seq = self._seq
         request = self.feed.request(decision)
-        fallback = request.fallback
         limit = self.tc.decision_ms / 1000
         allowance = self.tc.allowance_ms / 1000
         bank = self.bank[seat]
@@ -215,7 +215,7 @@ class Referee:
         return Outcome(
             decision,
             seq,
-            fallback,
+            request,
             sent,
             self._fault(decision, seq, fault),
             start - self._started,
@@ -234,35 +234,41 @@ class Referee:
         return Fault(d.seat, kind, reason, deal.deal, deal.trick, seq, penalty, (), charged)
 
     def _apply(self, outcome: Outcome) -> None:
-        """Apply the answer, or on any fault the fallback; record; tell the seat."""
+        """Apply the answer, or on any fault the fallback; record; tell the seat.
+
+        The record gets each input line before the events it caused: events are flushed
+        before the answer is applied and after its line is written.
+        """
+        self._flush()
         d = outcome.decision
         seat = d.seat
         fault = outcome.fault
         if fault is None and outcome.sent is not None:
-            verdict = self.match.check(seat, outcome.sent)
-            if not verdict.legal:
-                fault = self._fault(
-                    d, outcome.seq, (FaultKind.ILLEGAL_ACTION, verdict.reason, True)
-                )
-        played = outcome.sent if fault is None and outcome.sent is not None else outcome.fallback
-        if fault is not None:
-            fault = dataclasses.replace(fault, played=played)
-            if fault.charged:
-                self._charge(fault)
-            if self.match.finished:
-                self._record_answer(outcome, played, fault)
-                self.seats[seat].tell_verdict(SeatVerdict(outcome.seq, False, played, fault))
+            try:
+                self.match.answer(seat, outcome.sent)  # an illegal answer changes nothing
+            except IllegalPlay as exc:
+                fault = self._fault(d, outcome.seq, (FaultKind.ILLEGAL_ACTION, exc.reason, True))
+            else:
+                self._record_answer(outcome, outcome.sent, None)
+                self._answered(outcome, outcome.sent, None)
                 return
-        self._record_answer(outcome, played, fault)
-        try:
+        assert fault is not None
+        played = outcome.request.fallback
+        fault = dataclasses.replace(fault, played=played)
+        if fault.charged:
+            self._charge(fault)  # may forfeit the match: then nothing more is played
+        if not self.match.finished:
+            self._record_answer(outcome, played, fault)
             self.match.answer(seat, played)
-        except IllegalPlay as exc:  # pragma: no cover - check() said legal
-            raise RuntimeError(f"legal answer refused: {exc}") from exc
+        self._answered(outcome, played, fault)
+
+    def _answered(self, outcome: Outcome, played: Action, fault: Fault | None) -> None:
         self.decisions += 1
+        seat = outcome.decision.seat
         log.debug(
             "decision_answered",
             seat=seat,
-            kind=d.kind.value,
+            kind=outcome.decision.kind.value,
             deal=self.match.deal.deal,
             trick=self.match.deal.trick,
             seq=outcome.seq,
@@ -313,7 +319,6 @@ class Referee:
             self.recorder.cancel(fields["reason"])
 
     def _record_answer(self, outcome: Outcome, played: Action, fault: Fault | None) -> None:
-        self._flush()
         if self.recorder is not None:
             self.recorder.answer(
                 seat=outcome.decision.seat,

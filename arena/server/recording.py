@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from arena.game import MatchSetup, Recorder
-from arena.records.format import RecordHeader, SeatRecord
-from arena.records.writer import RecordWriter
+from arena.records import RecordHeader, RecordWriter, SeatRecord
 from arena.server.host import HostedMatch, RecorderFactory
 
 

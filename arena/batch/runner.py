@@ -1,0 +1,277 @@
+"""Running one match from a picklable job, in whatever process runs it.
+
+:func:`run_job` is what a worker process (or a Ray task) calls: it plays the match
+described by a :class:`MatchJob` — in-process when every seat is a built-in bot
+(``LocalSeat``s, no network), or on an embedded gRPC server with the command seats as
+subprocesses — writes its record, and returns a :class:`MatchSummary`.
+:func:`play_hosted` is the shared "server + bot subprocesses" path that ``arena match``
+uses too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shlex
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from arena.bots import BUILTIN, make_bot
+from arena.game import Bot, MatchSetup
+from arena.records import RecordHeader, RecordWriter, SeatRecord
+from arena.referee import Fault, FaultPolicy, LocalSeat, Referee, TimeControl
+from arena.rules import Card, RuleSet
+from arena.server.app import open_arena_server
+from arena.server.host import HostedMatch, MatchSpec, MatchState
+from arena.server.recording import record_factory
+
+
+@dataclasses.dataclass(frozen=True)
+class BotSpec:
+    """A bot by name: ``builtin:NAME`` or a shell command run as a subprocess."""
+
+    name: str
+    command: str
+
+    @property
+    def builtin(self) -> str | None:
+        return (
+            self.command.removeprefix("builtin:") if self.command.startswith("builtin:") else None
+        )
+
+    @classmethod
+    def parse(cls, text: str) -> BotSpec:
+        """``NAME=CMD`` or just ``CMD`` (the name is then derived from the command)."""
+        name, sep, command = text.partition("=")
+        if sep and name and " " not in name and not name.startswith("builtin:"):
+            return cls(name, command)
+        return cls(bot_name(text), text)
+
+    def check(self) -> None:
+        if self.builtin is not None and self.builtin not in BUILTIN:
+            raise ValueError(f"unknown built-in bot {self.builtin!r}; known: {', '.join(BUILTIN)}")
+
+
+def bot_name(command: str) -> str:
+    if command.startswith("builtin:"):
+        return command
+    words = shlex.split(command)
+    scripts = [w for w in words if w.endswith((".py", ".js")) or "/" in w]
+    return Path(scripts[-1] if scripts else words[0]).stem
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchJob:
+    """Everything a worker needs to play one match (picklable)."""
+
+    index: int
+    seed: int
+    bots: tuple[BotSpec, BotSpec, BotSpec, BotSpec]  # by seat
+    rules: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    time_control: TimeControl = dataclasses.field(default_factory=TimeControl)
+    policy: FaultPolicy = dataclasses.field(default_factory=FaultPolicy)
+    record: str | None = None
+    pairing: int = 0  # duplicate: 0 as given, 1 with the partnerships swapped
+    stacked: Mapping[int, Sequence[str]] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchSummary:
+    """What a batch needs to know of one finished match (picklable, JSON-ready)."""
+
+    index: int
+    seed: int
+    pairing: int
+    bots: tuple[str, ...]  # by seat
+    state: str
+    winner: int | None  # team
+    reason: str
+    deals: int
+    levels: tuple[str, str]
+    attacker_points: tuple[int, ...]  # per deal
+    faults: tuple[dict[str, Any], ...]
+    latencies: tuple[tuple[float, ...], ...]  # per seat, seconds
+    decisions: int
+    seconds: float
+    record: str | None
+    error: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out.pop("latencies")
+        return out
+
+
+def run_job(job: MatchJob) -> MatchSummary:
+    """Play one match (blocking); never raises: a crash becomes ``state="failed"``."""
+    started = time.perf_counter()
+    try:
+        return trio.run(_play_job, job, started)
+    except Exception as exc:
+        return MatchSummary(
+            job.index,
+            job.seed,
+            job.pairing,
+            tuple(b.name for b in job.bots),
+            "failed",
+            None,
+            "",
+            0,
+            ("", ""),
+            (),
+            (),
+            (),
+            0,
+            time.perf_counter() - started,
+            job.record,
+            f"{type(exc).__name__}: {exc}",
+        )
+
+
+async def _play_job(job: MatchJob, started: float) -> MatchSummary:
+    rules = RuleSet.from_mapping(dict(job.rules))
+    stacked = {d: tuple(Card.parse(c) for c in cards) for d, cards in job.stacked.items()}
+    names = tuple(b.name for b in job.bots)
+    if all(b.builtin for b in job.bots):
+        setup = MatchSetup(rules, job.seed, stacked)
+        seats = [
+            LocalSeat(make_bot(b.builtin or "", job.seed * 4 + i)) for i, b in enumerate(job.bots)
+        ]
+        writer = None
+        if job.record:
+            Path(job.record).parent.mkdir(parents=True, exist_ok=True)
+            header = RecordHeader.for_setup(
+                f"batch-{job.index}",
+                setup,
+                [SeatRecord(n, b.command) for n, b in zip(names, job.bots, strict=True)],
+                job.time_control.to_dict(),
+                job.policy.to_dict(),
+            )
+            writer = RecordWriter.open(job.record, header, overwrite=True)
+        referee = Referee(f"batch-{job.index}", setup, seats, job.time_control, job.policy, writer)
+        await referee.run()
+        return _summary(job, names, "finished", referee, started)
+    spec = MatchSpec(
+        rules=rules,
+        seed=job.seed,
+        time_control=job.time_control,
+        policy=job.policy,
+        seat_names=names,
+        local={
+            i: make_bot(b.builtin, job.seed * 4 + i) for i, b in enumerate(job.bots) if b.builtin
+        },
+        stacked=dict(stacked),
+    )
+    hosted = await play_hosted(spec, [b.command for b in job.bots], job.record)
+    return _summary(job, names, hosted.state.value, hosted.referee, started, hosted.error)
+
+
+def _summary(
+    job: MatchJob,
+    names: tuple[str, ...],
+    state: str,
+    referee: Referee | None,
+    started: float,
+    error: str = "",
+) -> MatchSummary:
+    if referee is None:
+        return MatchSummary(
+            job.index,
+            job.seed,
+            job.pairing,
+            names,
+            state,
+            None,
+            "",
+            0,
+            ("", ""),
+            (),
+            (),
+            (),
+            0,
+            time.perf_counter() - started,
+            job.record,
+            error,
+        )
+    from arena.game import DealEnded
+
+    result = referee.match.result
+    points = tuple(e.attacker_points for e in referee.match.events if isinstance(e, DealEnded))
+    return MatchSummary(
+        job.index, job.seed, job.pairing, names, state,
+        result.winner if result else None, result.reason if result else "",
+        result.deals if result else 0,
+        (result.levels[0].code, result.levels[1].code) if result else ("", ""),
+        points, tuple(_fault_dict(f) for f in referee.faults),
+        tuple(tuple(x) for x in referee.latencies), referee.decisions,
+        time.perf_counter() - started, job.record, error,
+    )  # fmt: skip
+
+
+def _fault_dict(fault: Fault) -> dict[str, Any]:
+    return fault.to_dict()
+
+
+# -- the "embedded server + bot subprocesses" path --------------------------------------------
+
+
+async def play_hosted(
+    spec: MatchSpec, commands: Sequence[str], record: str | None, logs: Path | None = None
+) -> HostedMatch:
+    """Serve one match on a free loopback port and run its command seats as subprocesses
+    (with ``ARENA_SERVER`` and ``ARENA_TOKEN``); returns when the match is over."""
+    async with open_arena_server(recorder_factory=record_factory(record)) as server:
+        hosted = server.host.create(spec)
+        folder = logs or (Path(hosted.record).parent if hosted.record else Path("records"))
+        async with trio.open_nursery() as nursery:
+            for seat, cmd in enumerate(commands):
+                token = hosted.tokens[seat]
+                if token is not None:
+                    nursery.start_soon(
+                        run_bot_process,
+                        cmd,
+                        server.target,
+                        token,
+                        folder / f"{hosted.id}.seat{seat}.log",
+                        hosted,
+                        seat,
+                    )
+            await hosted.done.wait()
+        return hosted
+
+
+async def run_bot_process(
+    cmd: str, target: str, token: str, log_path: Path, hosted: HostedMatch, seat: int
+) -> None:
+    """Run one bot command until the match is over (then give it 5 s to leave)."""
+    env = {**os.environ, "ARENA_SERVER": target, "ARENA_TOKEN": token, "ARENA_SEAT": str(seat)}
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "wb") as out:
+        try:
+            process = await trio.lowlevel.open_process(
+                shlex.split(cmd), env=env, stdout=out, stderr=subprocess.STDOUT
+            )
+        except OSError as exc:
+            out.write(f"arena: could not start {cmd!r}: {exc}\n".encode())
+            return
+        try:
+            await hosted.done.wait()
+            with trio.move_on_after(5):
+                await process.wait()
+        finally:
+            if process.returncode is None:
+                process.kill()
+                with trio.CancelScope(shield=True):
+                    await process.wait()
+
+
+def local_bots(bots: Sequence[BotSpec], seed: int) -> dict[int, Bot]:
+    return {i: make_bot(b.builtin, seed * 4 + i) for i, b in enumerate(bots) if b.builtin}
+
+
+__all__ = ["BotSpec", "MatchJob", "MatchState", "MatchSummary", "play_hosted", "run_job"]

@@ -1,0 +1,152 @@
+"""``arena batch``: many matches headless, in parallel, with records and a summary.
+
+Bots are built-in (``builtin:NAME``: in-process, no network) or commands (subprocesses
+over gRPC on a server embedded in each worker). One worker process per core by default.
+``--duplicate`` plays every deal sequence twice, the second time with the partnerships
+moved one seat on, so both partnerships are dealt the same cards (as in duplicate
+bridge) and card luck cancels out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from arena.batch import (
+    BotSpec,
+    MatchJob,
+    MatchSummary,
+    default_parallel,
+    duplicate_seating,
+    render,
+    run_jobs,
+    summarize,
+)
+from arena.cli.logs import configure_logging
+from arena.cli.progress import Progress
+from arena.errors import ArenaError
+from arena.referee import FaultPolicy, TimeControl
+from arena.rules import RuleSet
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "batch",
+        help="run many matches headless (parallel, duplicate deals, records, summary)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  arena batch --bot builtin:greedy --bot builtin:random "
+        "--bot builtin:greedy --bot builtin:random --matches 200 --duplicate",
+    )
+    p.add_argument(
+        "--bot",
+        action="append",
+        default=[],
+        metavar="[NAME=]CMD",
+        help="a bot for the next seat (4 in all): builtin:NAME or a command",
+    )
+    p.add_argument(
+        "--matches",
+        type=int,
+        default=10,
+        help="matches (deal sequences with --duplicate, each played twice; default 10)",
+    )
+    p.add_argument(
+        "--parallel",
+        type=int,
+        default=None,
+        help=f"worker processes (default: one per core, here {default_parallel()})",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the first match (default 0)")
+    p.add_argument("--deals", type=int, default=None, help="deals per match (default: to A)")
+    p.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule variants")
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="folder for the records (default records/batch-<time>)",
+    )
+    p.add_argument(
+        "--duplicate",
+        action="store_true",
+        help="play each deal sequence twice with the partnerships swapped",
+    )
+    p.add_argument("--time-limit", type=int, default=1000, metavar="MS")
+    p.add_argument("--time-bank", type=int, default=30_000, metavar="MS")
+    p.add_argument("--policy", choices=["lenient", "strict"], default="lenient")
+    p.add_argument(
+        "--ray",
+        default=None,
+        metavar="ADDRESS",
+        help="run each match as a Ray task on this cluster ('local' starts one)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object, nothing else")
+    p.set_defaults(func=run)
+
+
+def build_jobs(args: argparse.Namespace, out: Path) -> list[MatchJob]:
+    bots_list = [BotSpec.parse(b) for b in args.bot]
+    if len(bots_list) != 4:
+        raise ArenaError(f"give exactly four --bot (got {len(bots_list)})")
+    for bot in bots_list:
+        bot.check()
+    bots = (bots_list[0], bots_list[1], bots_list[2], bots_list[3])
+    rules = RuleSet.from_pairs(args.rules)
+    if args.deals is not None:
+        rules = RuleSet.from_mapping({"deals": args.deals}, rules)
+    tc = TimeControl(args.time_limit, args.time_bank)
+    policy = FaultPolicy.parse(args.policy)
+    jobs: list[MatchJob] = []
+    pairings = (0, 1) if args.duplicate else (0,)
+    for i in range(args.matches):
+        for pairing in pairings:
+            seating = bots if pairing == 0 else duplicate_seating(bots)
+            record = out / f"match-{i:05d}{'-b' if pairing else ''}.jsonl"
+            jobs.append(
+                MatchJob(
+                    i, args.seed + i, seating, rules.to_mapping(), tc, policy, str(record), pairing
+                )
+            )
+    return jobs
+
+
+def quiet_logging() -> None:
+    """Worker processes log only errors (to stderr): the summary tells the rest."""
+    configure_logging("error")
+
+
+def run(args: argparse.Namespace) -> int:
+    quiet_logging()
+    out = Path(args.out or f"records/batch-{time.strftime('%Y%m%d-%H%M%S')}")
+    try:
+        jobs = build_jobs(args, out)
+    except (ArenaError, ValueError) as exc:
+        print(f"arena batch: {exc}", file=sys.stderr)
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    parallel = args.parallel or default_parallel()
+    started = time.perf_counter()
+    with Progress(len(jobs), "matches") as bar:
+        faults = 0
+
+        def on_result(summary: MatchSummary) -> None:
+            nonlocal faults
+            faults += len(summary.faults)
+            bar.advance(note=f"faults {faults}")
+
+        results = run_jobs(jobs, parallel, on_result, args.ray, quiet_logging)
+    summary = summarize(results, time.perf_counter() - started)
+    summary["parallel"] = parallel
+    summary["out"] = str(out)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (out / "matches.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in results))
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(render(summary))
+        print(f"\nrecords and summary.json in {out}/")
+    return 0 if summary["completed"] == summary["matches"] else 1

@@ -1,0 +1,93 @@
+"""``arena replay RECORD [--verify]``: check a match record, and with ``--verify``
+re-simulate it from its seed and inputs, comparing every event (docs/records.md).
+
+Exit status: 0 the record is complete (and, with ``--verify``, replays identically);
+1 a problem or divergence, named by its line; 2 the file cannot be read; 3 the record
+is incomplete (cut off), though consistent as far as it goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from arena.records import Record, read_record, verify
+
+INCOMPLETE = 3
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "replay",
+        help="check a match record; --verify re-simulates it and compares every event",
+        description="Reads a match record and prints a summary. With --verify, rebuilds the "
+        "match from the header's rules and seed, feeds it the recorded answers, penalties "
+        "and forfeits, and compares every deck and event with the record, stopping at the "
+        "first divergence. Exit 0: complete (and verified); 1: a problem, named by its line; "
+        "2: unreadable; 3: incomplete.",
+    )
+    p.add_argument("record", metavar="RECORD", help="the record file (.jsonl)")
+    p.add_argument("--verify", action="store_true", help="re-simulate and compare every event")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        record = read_record(args.record)
+    except OSError as exc:
+        print(f"arena replay: cannot read {args.record}: {exc.strerror or exc}")
+        return 2
+    for line in summary(record):
+        print(line)
+    if args.verify:
+        result = verify(record)
+        if result.ok:
+            print(result)
+            return 0
+        if not result.complete and result.message.startswith("incomplete"):
+            print(f"{result.message} (consistent with the replay up to there)")
+            return INCOMPLETE
+        print(f"divergence at {result}")
+        return 1
+    if record.problems:
+        print(f"problem at {record.problems[0]}")
+        for problem in record.problems[1:5]:
+            print(f"  also {problem}")
+        return 1
+    if not record.complete:
+        print(_incomplete(record))
+        return INCOMPLETE
+    print("complete; not re-simulated (use --verify)")
+    return 0
+
+
+def summary(record: Record) -> list[str]:
+    """A few lines on who played what, and how it ended."""
+    out = [f"record: {record.path} ({len(record.lines)} lines)"]
+    header = record.header
+    if header is not None:
+        variants = header.rules.changes()
+        rules = ", ".join(f"{k}={v}" for k, v in variants.items()) or "competition rules"
+        out.append(
+            f"match {header.match_id} · seed {header.seed} · arena {header.arena_version} · {rules}"
+        )
+        for seat, s in enumerate(header.seats):
+            version = f" {s.version}" if s.version else ""
+            out.append(f"  seat {seat} (team {seat % 2}): {s.name} [{s.bot}{version}]")
+    result = record.result
+    if result is not None:
+        winner = "a draw" if result.winner is None else f"team {result.winner} wins"
+        levels = "/".join(r.code for r in result.levels)
+        out.append(
+            f"result: {winner} ({result.reason}) after {result.deals} deals; levels {levels}"
+        )
+    faults = [a for a in record.answers() if a.fault]
+    out.append(f"answers: {len(record.answers())}, faults: {len(faults)}")
+    return out
+
+
+def _incomplete(record: Record) -> str:
+    last = record.last_complete_line
+    if last < 0:
+        return "incomplete: no complete line"
+    return f"incomplete: last complete line {last}"

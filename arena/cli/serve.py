@@ -1,0 +1,68 @@
+"""``arena serve``: a long-running referee server for organisers.
+
+Matches are created through the ``arena.v1.Matches`` service (Create → match id and four
+seat tokens); bots connect to ``arena.v1.Arena`` with their tokens. Every match writes
+its record under ``--records``. Stop with Ctrl-C: running matches are cancelled and
+recorded as such.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import sys
+from typing import Any
+
+import structlog
+import trio
+
+from arena.cli.logs import add_logging_options, configure_logging
+from arena.server.app import open_arena_server
+from arena.server.recording import record_factory
+
+log = structlog.get_logger()
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="run a long-lived referee server (matches created over gRPC)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--listen",
+        default="127.0.0.1:50051",
+        metavar="HOST:PORT",
+        help="address to listen on (default 127.0.0.1:50051; port 0 = any free)",
+    )
+    p.add_argument(
+        "--records",
+        default="records",
+        metavar="DIR",
+        help="folder for match records (default ./records)",
+    )
+    add_logging_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    configure_logging(args.log_level if args.log_level != "warning" else "info", args.log_json)
+    with contextlib.suppress(KeyboardInterrupt):
+        trio.run(_serve, args.listen, args.records)
+    return 0
+
+
+async def _serve(listen: str, records: str) -> None:
+    async with open_arena_server(listen, record_factory(None, records)) as server:
+        print(
+            f"arena serving on {server.target} (records in {records}/); Ctrl-C to stop",
+            file=sys.stderr,
+            flush=True,
+        )
+        log.info("server_started", target=server.target, records=records)
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for _ in signals:
+                log.info("server_stopping")
+                break

@@ -3,8 +3,11 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
+RSTAMP  := $(VENV)/.ray-installed
+NODEBOT := sample_bots/node
+NSTAMP  := $(NODEBOT)/node_modules/.installed
 
-.PHONY: setup test lint demo bench proto clean help
+.PHONY: setup nodebot test lint demo bench proto clean help
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -16,7 +19,26 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
-setup: $(STAMP)  ## create .venv with the pinned dependencies and the project
+setup: $(STAMP) $(RSTAMP) $(NSTAMP)  ## create .venv with the pinned dependencies and the project
+
+# The optional Ray extra (arena[ray], pinned by requirements-ray.lock), so that the
+# tests run `arena batch --ray local` on a real local Ray instance (~260 MB, ~45 s).
+$(RSTAMP): $(STAMP) requirements-ray.lock
+	$(BIN)/python -m pip install --quiet -r requirements-ray.lock
+	@touch $@
+
+# The Node sample bot's packages (pinned by its package-lock.json). Without node and
+# npm this prints a note and goes on; tests/test_node_bot.py then skips.
+$(NSTAMP): $(NODEBOT)/package.json $(NODEBOT)/package-lock.json
+	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
+	  echo "npm ci --prefix $(NODEBOT)"; \
+	  npm ci --prefix $(NODEBOT) --ignore-scripts --no-audit --no-fund --loglevel=error \
+	    && touch $@; \
+	else \
+	  echo "note: node/npm not found: skipping $(NODEBOT) (its test will be skipped)"; \
+	fi
+
+nodebot: $(NSTAMP)  ## npm ci for the Node sample bot (skipped without node/npm)
 
 lint: setup  ## ruff and mypy --strict
 	$(BIN)/ruff check arena tests bench sample_bots

@@ -15,10 +15,13 @@ import json
 import os
 import queue
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import grpc
+from google.protobuf import text_format
+from google.protobuf.message import Message
 
 from arena.rules import Card, CardOrder, Rank, RuleSet, Suit, Trump, card_order
 from arena.v1 import arena_pb2 as pb
@@ -75,15 +78,77 @@ def parse_args(description: str) -> argparse.Namespace:
     )
     parser.add_argument("--name", default=None, help="the name shown in results")
     parser.add_argument("--seed", type=int, default=None, help="seed for the bot's own choices")
-    return parser.parse_args()
+    parser.add_argument(
+        "--transcript",
+        default=os.environ.get("ARENA_TRANSCRIPT"),
+        metavar="FILE",
+        help="append every message received and sent to FILE, in protobuf text format",
+    )
+    parser.add_argument(
+        "--reconnect",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="keep reconnecting this long after a lost connection (default 30)",
+    )
+    args = parser.parse_args()
+    global _transcript
+    _transcript = args.transcript
+    return args
 
 
-def run(decide: Decide, name: str, server: str, token: str, version: str = "1.0") -> int:
-    """Play one match; returns 0 when it ended normally."""
+_transcript: str | None = None  # the --transcript file, remembered by parse_args for run
+
+
+def _log(arrow: str, message: Message) -> None:
+    """Append one message to the transcript (the seat token in a Hello is masked)."""
+    if _transcript is None:
+        return
+    if isinstance(message, pb.BotMessage) and message.HasField("hello"):
+        masked = pb.BotMessage()
+        masked.CopyFrom(message)
+        masked.hello.token = "<seat token>"
+        message = masked
+    stamp = time.strftime("%H:%M:%S") + f".{int(time.time() * 1000) % 1000:03d}"
+    with open(_transcript, "a", encoding="utf-8") as out:
+        out.write(f"# {stamp} {arrow} {type(message).__name__}\n")
+        out.write(text_format.MessageToString(message, as_utf8=True))
+
+
+def run(
+    decide: Decide,
+    name: str,
+    server: str,
+    token: str,
+    version: str = "1.0",
+    reconnect_for: float = 30.0,
+) -> int:
+    """Play one match; returns 0 when it ended normally.
+
+    If the connection drops (the referee restarted, the network blinked), it connects
+    again with the same token for up to ``reconnect_for`` seconds: the referee re-sends
+    the pending request, and every request carries the whole view, so nothing is lost.
+    """
     if not token:
         print(f"{name}: no seat token (--token or ARENA_TOKEN)", file=sys.stderr)
         return 2
     table = Table()
+    lost_at: float | None = None
+    while True:
+        outcome = _session(decide, name, server, token, version, table)
+        if outcome == "ended":
+            return 0
+        if outcome == "refused":
+            return 1
+        lost_at = lost_at or time.monotonic()
+        if time.monotonic() - lost_at > reconnect_for:
+            print(f"{name}: gave up reconnecting after {reconnect_for:.0f}s", file=sys.stderr)
+            return 1
+        time.sleep(0.5)
+
+
+def _session(decide: Decide, name: str, server: str, token: str, version: str, table: Table) -> str:
+    """One stream: "ended" (MatchEnd), "lost" (connection gone) or "refused" (rejected)."""
     outbox: queue.Queue[pb.BotMessage | None] = queue.Queue()
 
     def messages() -> Iterator[pb.BotMessage]:
@@ -94,10 +159,11 @@ def run(decide: Decide, name: str, server: str, token: str, version: str = "1.0"
         call = pb_grpc.ArenaStub(channel).Play(messages())
         try:
             call.initial_metadata()  # wait until the referee accepted the stream
-            outbox.put(
-                pb.BotMessage(hello=pb.Hello(token=token, name=name, version=version, protocol=1))
-            )
+            hello = pb.Hello(token=token, name=name, version=version, protocol=1)
+            outbox.put(pb.BotMessage(hello=hello))
+            _log("sent", pb.BotMessage(hello=hello))
             for message in call:
+                _log("received", message)
                 kind = message.WhichOneof("kind")
                 if kind == "welcome":
                     table.seat = message.welcome.seat
@@ -116,6 +182,7 @@ def run(decide: Decide, name: str, server: str, token: str, version: str = "1.0"
                         chosen = cards(request.fallback.cards)
                     action = pb.Action(seq=request.seq, cards=[card_to_pb(c) for c in chosen])
                     outbox.put(pb.BotMessage(action=action))
+                    _log("sent", pb.BotMessage(action=action))
                 elif kind == "verdict" and not message.verdict.accepted:
                     table.faults += 1
                     print(
@@ -123,10 +190,18 @@ def run(decide: Decide, name: str, server: str, token: str, version: str = "1.0"
                         file=sys.stderr,
                     )
                 elif kind == "match_end":
-                    break
+                    return "ended"
         except grpc.RpcError as exc:
-            print(f"{name}: {exc.code().name}: {exc.details()}", file=sys.stderr)
-            return 1
+            code = exc.code()
+            print(f"{name}: {code.name}: {exc.details()}", file=sys.stderr)
+            if code in (
+                grpc.StatusCode.UNAUTHENTICATED,
+                grpc.StatusCode.ALREADY_EXISTS,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                grpc.StatusCode.INVALID_ARGUMENT,
+            ):
+                return "refused"
+            return "lost"
         finally:
             outbox.put(None)
-    return 0
+    return "lost"  # the stream ended without a MatchEnd

@@ -53,7 +53,9 @@ def decide(request: pb.Request, table: Table) -> list[Card]:
 
 def main() -> int:
     args = parse_args(__doc__.splitlines()[0])
-    return run(decide, args.name or "greedy_bot", args.server, args.token)
+    return run(
+        decide, args.name or "greedy_bot", args.server, args.token, reconnect_for=args.reconnect
+    )
 
 
 if __name__ == "__main__":

@@ -37,7 +37,13 @@ def decide(request: pb.Request, table: Table, rng: random.Random) -> list[Card]:
 def main() -> int:
     args = parse_args(__doc__.splitlines()[0])
     rng = random.Random(args.seed)
-    return run(lambda r, t: decide(r, t, rng), args.name or "random_bot", args.server, args.token)
+    return run(
+        lambda r, t: decide(r, t, rng),
+        args.name or "random_bot",
+        args.server,
+        args.token,
+        reconnect_for=args.reconnect,
+    )
 
 
 if __name__ == "__main__":

@@ -176,9 +176,10 @@ def test_kitty_bonus_with_a_tractor_on_the_last_trick(variant: str, multiplier: 
 
 def test_no_bid_in_the_first_deal_redeals() -> None:
     seed = SEED_FOR_FIRST_SEAT[2]
-    match = MatchMachine(MatchSetup(ONE_DEAL, seed, {1: stack([], first=2)}))
+    match = MatchMachine(MatchSetup(ONE_DEAL, seed, {1: stack(["2S", "2H 2H"], first=2)}))
     script = Script(policy=lambda m, d: bid_first_offer(m, d) if m.deal.attempt == 1 else None)
     events = script.run(match, until=lambda m: m.deal.phase is not Phase.BIDDING)
+    assert {s for s, kind, _ in script.log if kind is Kind.BID} >= {0, 1}  # they passed
     (redealt,) = of_type(match.events, Redealt)
     assert redealt.attempt == 1
     starts = of_type(match.events, DealStarted)
@@ -192,6 +193,13 @@ def test_no_bid_in_the_first_deal_redeals() -> None:
     assert dealt == shuffled_deck(seed, 1, 1)[: len(dealt)]
     (declared,) = of_type(events, TrumpDeclared)
     assert declared.source == "bid" and declared.dealer == declared.bidder
+
+
+def test_a_first_deal_where_nobody_can_bid_is_redealt_at_once() -> None:
+    # The eight 2s go to the kitty and each seat gets one joker: no window ever opens.
+    match = MatchMachine(MatchSetup(ONE_DEAL, 1, {1: stack([], "2S 2S 2H 2H 2C 2C 2D 2D")}))
+    assert [r.attempt for r in of_type(match.events, Redealt)] == [1]
+    assert match.deal.attempt == 1 and match.pending()
 
 
 def test_three_redeals_then_the_first_seat_deals_and_the_kitty_decides() -> None:

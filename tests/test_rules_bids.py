@@ -133,8 +133,10 @@ def test_count_only(hand: str, winning: str, expected: list[str]) -> None:
 
 
 def test_strength_values() -> None:
-    assert strength(P("BJ BJ"), RuleSet()) > strength(P("SJ SJ"), RuleSet()) > strength(
-        P("2S 2S"), RuleSet()
+    assert (
+        strength(P("BJ BJ"), RuleSet())
+        > strength(P("SJ SJ"), RuleSet())
+        > strength(P("2S 2S"), RuleSet())
     )
     assert strength(P("2S 2S"), RuleSet()) == strength(P("2D 2D"), RuleSet())
     assert strength(P("2S"), rules(bid_strength="count_then_suit")) > strength(

@@ -198,4 +198,4 @@ def test_penalty(leader: int, dealer: int, rule: str, penalty: int) -> None:
 def test_failed_throw_verdict_carries_the_forced_unit() -> None:
     verdict = lead(["AH QH", "KH", "", ""], "AH QH")
     assert [u.kind for u in verdict.units] == ["single"]
-    assert "throw failed: seat 1 beats QH" == verdict.reason
+    assert verdict.reason == "throw failed: seat 1 beats QH"

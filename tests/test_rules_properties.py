@@ -21,11 +21,11 @@ from arena.rules import (
     RuleSet,
     Suit,
     Trump,
+    advance,
     card_order,
     check_follow,
     check_lead,
     deal_result,
-    advance,
     deck,
     decompose,
     points,
@@ -33,10 +33,15 @@ from arena.rules import (
 )
 
 FAST = settings(
-    max_examples=150,
+    max_examples=200,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
+
+# Hands come from a double deck shuffled by a seed that hypothesis draws: a drawn integer
+# costs far less than hypothesis's own Random (about 1.5 ms against 11 ms an example), and a
+# failure still names the seed that reproduces it.
+SEEDS = st.integers(min_value=0, max_value=2**64 - 1)
 
 SUITS_OR_NONE = [Suit.SPADES, Suit.HEARTS, Suit.CLUBS, Suit.DIAMONDS, None]
 
@@ -70,10 +75,15 @@ def random_lead(rnd: random.Random, hand: Sequence[Card], order: CardOrder) -> l
 
 
 @FAST
-@given(st.randoms(use_true_random=False))
-def test_decomposition_reassembles_the_cards(rnd: random.Random) -> None:
-    order = random_order(rnd, level_tractors=rnd.random() < 0.7)
-    for hand in deal(rnd)[:4]:
+@given(SEEDS)
+def test_decomposition_reassembles_the_cards(seed: int) -> None:
+    rnd = random.Random(seed)
+    decks = rnd.choice([2, 2, 3])
+    order = random_order(rnd, level_tractors=rnd.random() < 0.7, decks=decks)
+    cards = deck(decks)
+    rnd.shuffle(cards)
+    size = order.rules.hand_size
+    for hand in (cards[i * size : (i + 1) * size] for i in range(4)):
         for lane in {order.lane_of(c) for c in hand}:
             cards = in_lane(hand, lane, order)
             units = decompose(cards, order)
@@ -92,21 +102,27 @@ def test_decomposition_reassembles_the_cards(rnd: random.Random) -> None:
 
 
 @FAST
-@given(st.randoms(use_true_random=False))
-def test_short_suit_plays_all_of_it_plus_anything(rnd: random.Random) -> None:
+@given(SEEDS)
+def test_short_suit_plays_all_of_it_plus_anything(seed: int) -> None:
+    rnd = random.Random(seed)
     order = random_order(rnd)
-    hands = deal(rnd)
-    lead = random_lead(rnd, hands[0], order)
-    led = order.lane_of(lead[0])
-    hand = hands[1][: rnd.randint(len(lead), 25)]
+    cards = deck(2)
+    rnd.shuffle(cards)
+    hand = cards[: rnd.randint(8, 25)]
+    rest = cards[len(hand) :]
+    # lead from the suit the follower is shortest in, one card more than it holds or more
+    lanes = sorted({order.lane_of(c) for c in CARDS})
+    led = min(lanes, key=lambda x: len(in_lane(hand, x, order)))
     suited = in_lane(hand, led, order)
-    assume(len(suited) < len(lead))
+    available = in_lane(rest, led, order)
+    assume(len(suited) < min(8, len(available)))
+    lead = rnd.sample(available, rnd.randint(len(suited) + 1, min(8, len(available))))
     others = [c for c in hand if order.lane_of(c) != led]
     play = suited + rnd.sample(others, len(lead) - len(suited))
     rnd.shuffle(play)
     assert check_follow(lead, hand, play, order).legal
     if suited:  # holding back one card of the led suit is illegal
-        spare = [c for c in others if c not in play]
+        spare = list((Counter(others) - Counter(play)).elements())
         if spare:
             worse = [*play]
             worse.remove(suited[0])
@@ -115,8 +131,9 @@ def test_short_suit_plays_all_of_it_plus_anything(rnd: random.Random) -> None:
 
 
 @FAST
-@given(st.randoms(use_true_random=False))
-def test_check_follow_never_raises(rnd: random.Random) -> None:
+@given(SEEDS)
+def test_check_follow_never_raises(seed: int) -> None:
+    rnd = random.Random(seed)
     order = random_order(rnd, follow=rnd.choice(["shape", "suit_only"]))
     hands = deal(rnd)
     lead = random_lead(rnd, hands[0], order)
@@ -188,9 +205,7 @@ def reference_legal(lead: list[Card], suited: list[Card], play: Sequence[Card], 
     return True
 
 
-def lane_handful(
-    rnd: random.Random, pool: list[Card], faces: int, order: CardOrder
-) -> list[Card]:
+def lane_handful(rnd: random.Random, pool: list[Card], faces: int, order: CardOrder) -> list[Card]:
     """Up to ``faces`` distinct faces from ``pool``, often pairs, half the time neighbours
     in the order (so that tractors are common)."""
     distinct = sorted(set(pool), key=lambda c: (order.key_of(c), c.index))
@@ -207,9 +222,10 @@ def lane_handful(
     return out
 
 
-@settings(FAST, max_examples=120)
-@given(st.randoms(use_true_random=False))
-def test_follow_agrees_with_the_established_ladder(rnd: random.Random) -> None:
+@settings(FAST, max_examples=150)
+@given(SEEDS)
+def test_follow_agrees_with_the_established_ladder(seed: int) -> None:
+    rnd = random.Random(seed)
     order = random_order(rnd, level_tractors=rnd.random() < 0.8)
     lane = rnd.choice(sorted({order.lane_of(c) for c in CARDS}))
     pool = [c for c in CARDS if order.lane_of(c) == lane] * 2
@@ -237,8 +253,9 @@ def test_follow_agrees_with_the_established_ladder(rnd: random.Random) -> None:
 
 
 @FAST
-@given(st.randoms(use_true_random=False))
-def test_lead_verdicts_are_consistent(rnd: random.Random) -> None:
+@given(SEEDS)
+def test_lead_verdicts_are_consistent(seed: int) -> None:
+    rnd = random.Random(seed)
     order = random_order(rnd, forced_unit=rnd.choice(["fewest_then_lowest", "first_blocker"]))
     hands = deal(rnd)[:4]
     leader, dealer = rnd.randrange(4), rnd.randrange(4)
@@ -272,8 +289,9 @@ POLICIES = ["largest_unit", "all_units", "highest_card"]
 
 
 @FAST
-@given(st.randoms(use_true_random=False))
-def test_trick_winner_is_a_seat_and_points_add_up(rnd: random.Random) -> None:
+@given(SEEDS)
+def test_trick_winner_is_a_seat_and_points_add_up(seed: int) -> None:
+    rnd = random.Random(seed)
     order = random_order(rnd, throw_beaten_by=rnd.choice(POLICIES))
     leader, plays = random_trick(rnd, order)
     result = trick_winner(leader, plays, order)
@@ -282,8 +300,9 @@ def test_trick_winner_is_a_seat_and_points_add_up(rnd: random.Random) -> None:
 
 
 @FAST
-@given(st.randoms(use_true_random=False))
-def test_mixed_plays_never_win(rnd: random.Random) -> None:
+@given(SEEDS)
+def test_mixed_plays_never_win(seed: int) -> None:
+    rnd = random.Random(seed)
     order = random_order(rnd, throw_beaten_by=rnd.choice(POLICIES))
     leader, plays = random_trick(rnd, order)
     assume(len(plays[0]) > 1)
@@ -294,8 +313,9 @@ def test_mixed_plays_never_win(rnd: random.Random) -> None:
 
 
 @FAST
-@given(st.randoms(use_true_random=False))
-def test_equal_plays_never_overtake_the_earlier_one(rnd: random.Random) -> None:
+@given(SEEDS)
+def test_equal_plays_never_overtake_the_earlier_one(seed: int) -> None:
+    rnd = random.Random(seed)
     order = random_order(rnd, throw_beaten_by=rnd.choice(POLICIES))
     leader, plays = random_trick(rnd, order)
     copy_of = rnd.randrange(0, 3)
@@ -353,7 +373,7 @@ def test_advance_sanity(level: Rank, levels: int, as_dealer: bool, defend: list[
         assert new is Rank.ACE and levels >= 1
     more, won_more = advance(level, levels + 1, as_dealer, rules)
     assert more >= new and (won_more or not won)
-    if not any(r for r in rules.must_defend if level < r < level + levels) and not won:
-        # nothing to stop at in between: every level is gained (up to A)
-        if level not in rules.must_defend or as_dealer:
-            assert new == min(level + levels, Rank.ACE)
+    stops = [r for r in rules.must_defend if level < r < level + levels]
+    may_leave = level not in rules.must_defend or as_dealer
+    if not stops and may_leave and not won:  # every level is gained (up to A)
+        assert new == min(level + levels, Rank.ACE)

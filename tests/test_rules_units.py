@@ -28,7 +28,9 @@ def order(level: str = "2", suit: str | None = "S", **rules: object):
 
 def shape(cards: str, o) -> list[tuple[str, str]]:
     """(kind, cards) of each unit, largest first; cards sorted so faces read in order."""
-    return [(u.kind, " ".join(sorted(format_cards(u.cards).split()))) for u in decompose(P(cards), o)]
+    return [
+        (u.kind, " ".join(sorted(format_cards(u.cards).split()))) for u in decompose(P(cards), o)
+    ]
 
 
 def kinds(cards: str, o) -> list[str]:

@@ -4,6 +4,7 @@ library reads changing at least one answer."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -150,6 +151,7 @@ def test_bad_values_are_rejected_naming_key_and_value(key: str, value: Any) -> N
     with pytest.raises(InvalidRules) as info:
         RuleSet.from_mapping({key: value})
     assert repr(key) in str(info.value)
+    assert json.dumps(value) in str(info.value)
 
 
 def test_from_pairs() -> None:

@@ -227,7 +227,8 @@ async def play_hosted(
     (with ``ARENA_SERVER`` and ``ARENA_TOKEN``); returns when the match is over."""
     async with open_arena_server(recorder_factory=record_factory(record)) as server:
         hosted = server.host.create(spec)
-        folder = logs or (Path(hosted.record).parent if hosted.record else Path("records"))
+        # next to the record (``hosted.record`` is only set once the match starts)
+        folder = logs or (Path(record).parent if record else Path("records"))
         async with trio.open_nursery() as nursery:
             for seat, cmd in enumerate(commands):
                 token = hosted.tokens[seat]

@@ -41,12 +41,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# Each other subcommand lives in its own module ``arena.cli.NAME`` with ``register(sub)``.
-COMMANDS = ("selfplay", "match", "serve", "batch", "replay", "show")
+# Each other subcommand lives in its own module ``arena.cli.NAME`` with ``register(sub)``
+# (a hyphen in the command's name is an underscore in the module's: check-bot → check_bot).
+COMMANDS = ("selfplay", "match", "serve", "batch", "tournament", "check-bot", "replay", "show")
 
 
 def _extra_commands() -> list[Callable[[Any], None]]:
-    return [importlib.import_module(f"arena.cli.{name}").register for name in COMMANDS]
+    return [
+        importlib.import_module(f"arena.cli.{name.replace('-', '_')}").register for name in COMMANDS
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

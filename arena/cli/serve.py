@@ -12,16 +12,39 @@ import argparse
 import contextlib
 import signal
 import sys
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import structlog
 import trio
 
 from arena.cli.logs import add_logging_options, configure_logging
+from arena.errors import ArenaError
+from arena.records import read_record
 from arena.server.app import open_arena_server
+from arena.server.host import MatchHost
 from arena.server.recording import record_factory
 
 log = structlog.get_logger()
+
+
+def resume_matches(host: MatchHost, folder: Path) -> list[str]:
+    """Restore every match whose record in ``folder`` is incomplete (a crash cut it off):
+    each carries on from its last complete decision once its bots reconnect."""
+    restored: list[str] = []
+    for path in sorted(folder.glob("*.jsonl")):
+        record = read_record(path)
+        if record.complete or record.header is None:
+            continue
+        try:
+            hosted = host.restore(str(path))
+        except (ArenaError, OSError) as exc:
+            log.warning("record_not_resumed", record=str(path), reason=str(exc))
+            continue
+        print(f"resuming match {hosted.id} from {path}", file=sys.stderr, flush=True)
+        restored.append(hosted.id)
+    return restored
 
 
 def register(sub: Any) -> None:
@@ -43,6 +66,11 @@ def register(sub: Any) -> None:
         metavar="DIR",
         help="folder for match records (default ./records)",
     )
+    p.add_argument(
+        "--no-resume",
+        action="store_true",
+        help="do not resume the matches whose records in --records are incomplete",
+    )
     add_logging_options(p)
     p.set_defaults(func=run)
 
@@ -50,12 +78,13 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     configure_logging(args.log_level if args.log_level != "warning" else "info", args.log_json)
     with contextlib.suppress(KeyboardInterrupt):
-        trio.run(_serve, args.listen, args.records)
+        trio.run(_serve, args.listen, args.records, not args.no_resume)
     return 0
 
 
-async def _serve(listen: str, records: str) -> None:
-    async with open_arena_server(listen, record_factory(None, records)) as server:
+async def _serve(listen: str, records: str, resume: bool) -> None:
+    restore = partial(resume_matches, folder=Path(records)) if resume else None
+    async with open_arena_server(listen, record_factory(None, records), restore) as server:
         print(
             f"arena serving on {server.target} (records in {records}/); Ctrl-C to stop",
             file=sys.stderr,

@@ -48,6 +48,7 @@ class MatchMachine:
         self.result: MatchEnded | None = None
         self.first_seat = first_seat(self.setup.seed)
         self.deal = self._new_deal(attempt=0)
+        self._advance()  # a first deal where nobody can ever bid is redealt at once
 
     @property
     def finished(self) -> bool:

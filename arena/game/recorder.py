@@ -100,11 +100,15 @@ class RecordFeed:
     ``deal_started`` event. Call :meth:`flush` before recording each input and once at
     the end; it writes everything the machine emitted since the last call."""
 
-    def __init__(self, match: MatchMachine, sink: EventSink) -> None:
+    def __init__(
+        self, match: MatchMachine, sink: EventSink, events_written: int = 0, decks_written: int = 0
+    ) -> None:
+        """``events_written``/``decks_written``: how many the sink already holds (a record
+        being resumed after a crash)."""
         self.match = match
         self.sink = sink
-        self._events = 0
-        self._decks = 0
+        self._events = events_written
+        self._decks = decks_written
 
     def flush(self) -> None:
         events = self.match.events

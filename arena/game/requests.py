@@ -85,7 +85,7 @@ class SeatFeed:
         """Send ``seat`` the whole current deal again on its next request (after a
         reconnection, when events in flight may have been lost)."""
         events = self.match.events
-        start = self._cursor[seat]
+        start = len(events)
         while start > 0 and not isinstance(events[start - 1], DealStarted):
             start -= 1
         self._cursor[seat] = max(0, start - 1)

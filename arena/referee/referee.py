@@ -40,6 +40,17 @@ log = structlog.get_logger()
 SPECTATOR = -1  # a "seat" that holds no cards: sees only public events
 
 
+@dataclasses.dataclass(frozen=True)
+class Resume:
+    """Where a match rebuilt from its record (after a crash) carries on from."""
+
+    match: MatchMachine  # rebuilt by replaying the recorded inputs
+    seq: int  # the last sequence number issued
+    team_faults: tuple[int, int]  # charged faults so far, per team
+    bank_used_ms: tuple[float, float, float, float]  # per seat
+    written: tuple[int, int]  # (events, decks) already in the record
+
+
 @dataclasses.dataclass(slots=True)
 class Outcome:
     """What came of asking one decision."""
@@ -83,6 +94,7 @@ class Referee:
         time_control: TimeControl | None = None,
         policy: FaultPolicy | None = None,
         recorder: Recorder | None = None,
+        resume: Resume | None = None,
     ) -> None:
         if len(seats) != 4:
             raise ValueError("a match needs exactly four seats")
@@ -92,18 +104,28 @@ class Referee:
         self.tc = time_control or TimeControl()
         self.policy = policy or FaultPolicy()
         self.recorder = recorder
-        self.match = MatchMachine(setup)
+        self.match = resume.match if resume else MatchMachine(setup)
         self.feed = SeatFeed(self.match)
         self.faults: list[Fault] = []
         self.fault_counts = [0, 0]  # per team: the policy's max_faults counts a team's faults
         self.bank = [self.tc.bank_ms / 1000] * 4
+        if resume is not None:
+            self.fault_counts = list(resume.team_faults)
+            self.bank = [
+                max(0.0, b - used / 1000)
+                for b, used in zip(self.bank, resume.bank_used_ms, strict=True)
+            ]
         self.latencies: list[list[float]] = [[], [], [], []]
         self.decisions = 0
         self.late_answers = 0
-        self._seq = 0
+        self._seq = resume.seq if resume else 0
         self._started = 0.0
-        self._feed = RecordFeed(self.match, recorder) if recorder is not None else None
-        self._watched = 0
+        self._feed = (
+            RecordFeed(self.match, recorder, *(resume.written if resume else (0, 0)))
+            if recorder is not None
+            else None
+        )
+        self._watched = len(self.match.events) if resume else 0
         self._watchers: list[Callable[[list[tuple[int, Event]]], None]] = []
 
     # -- spectators ----------------------------------------------------------------------
@@ -115,7 +137,7 @@ class Referee:
         return indexed_seat_events(self.match.events[: self._watched], SPECTATOR)
 
     def statistics(self) -> RefereeStatistics:
-        b = [int(x * 1000) for x in self.bank]
+        b = [round(x * 1000) for x in self.bank]
         return RefereeStatistics(
             self.decisions, len(self.faults), self.late_answers, (b[0], b[1], b[2], b[3])
         )
@@ -131,8 +153,8 @@ class Referee:
             try:
                 while not self.match.finished:
                     await self._step()
-            except trio.Cancelled:
-                if not self.match.finished:
+            except BaseException as exc:  # a bid window's nursery wraps Cancelled in a group
+                if not self.match.finished and _cancelled(exc):
                     self._input("cancel", reason="cancelled")
                     self.match.cancel("cancelled")
                     self._flush()
@@ -196,7 +218,7 @@ class Referee:
         with trio.move_on_after(limit + allowance + bank) as scope:
             try:
                 sent = await self.seats[seat].ask(
-                    seq, request, self.tc.decision_ms, int(bank * 1000)
+                    seq, request, self.tc.decision_ms, round(bank * 1000)
                 )
             except BotError as exc:
                 fault = (exc.kind, exc.reason, exc.charge)
@@ -243,6 +265,7 @@ class Referee:
         d = outcome.decision
         seat = d.seat
         fault = outcome.fault
+        where = (self.match.deal.deal, self.match.deal.trick)  # before the answer moves on
         if fault is None and outcome.sent is not None:
             try:
                 self.match.answer(seat, outcome.sent)  # an illegal answer changes nothing
@@ -250,7 +273,7 @@ class Referee:
                 fault = self._fault(d, outcome.seq, (FaultKind.ILLEGAL_ACTION, exc.reason, True))
             else:
                 self._record_answer(outcome, outcome.sent, None)
-                self._answered(outcome, outcome.sent, None)
+                self._answered(outcome, outcome.sent, None, where)
                 return
         assert fault is not None
         played = outcome.request.fallback
@@ -260,17 +283,19 @@ class Referee:
         if not self.match.finished:
             self._record_answer(outcome, played, fault)
             self.match.answer(seat, played)
-        self._answered(outcome, played, fault)
+        self._answered(outcome, played, fault, where)
 
-    def _answered(self, outcome: Outcome, played: Action, fault: Fault | None) -> None:
+    def _answered(
+        self, outcome: Outcome, played: Action, fault: Fault | None, where: tuple[int, int]
+    ) -> None:
         self.decisions += 1
         seat = outcome.decision.seat
         log.debug(
             "decision_answered",
             seat=seat,
             kind=outcome.decision.kind.value,
-            deal=self.match.deal.deal,
-            trick=self.match.deal.trick,
+            deal=where[0],
+            trick=where[1],
             seq=outcome.seq,
             latency_ms=round(outcome.latency * 1000, 3),
             fault=fault.kind if fault else None,
@@ -345,3 +370,10 @@ class Referee:
     def _close(self) -> None:
         if self.recorder is not None and self.match.result is not None:
             self.recorder.close(self.match.result, self.faults)
+
+
+def _cancelled(exc: BaseException) -> bool:
+    """Whether ``exc`` is a cancellation: ``Cancelled``, or a group of nothing else."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_cancelled(e) for e in exc.exceptions)
+    return isinstance(exc, trio.Cancelled)

@@ -109,26 +109,40 @@ def profile(cards: Sequence[Card], units: Sequence[Unit], order: CardOrder) -> P
 def _structure(
     counts: dict[int, dict[Card, int]], units: Sequence[Unit], width: int
 ) -> tuple[int, ...]:
-    """For each lead tractor of ``width`` (longest first), the tractors still held within its
-    length, longest first: a tractor of n groups loosens to shorter tractors (the longest
-    first, then the next longest in what remains of the n) before it loosens to groups."""
-    wanted = sorted((u.length for u in units if u.width == width and u.length > 1), reverse=True)
-    if not wanted:
-        return ()
-    counts = {k: dict(faces) for k, faces in counts.items()}
+    """For each lead tractor of ``width`` (longest first), the lengths of the tractors
+    still held within its length, longest first, then 0 to end that tractor's part."""
+    work = {k: dict(faces) for k, faces in counts.items()}
     out: list[int] = []
+    for chains in take_tractors(work, units, width):
+        out.extend(len(chain) for chain in chains)
+        out.append(0)
+    return tuple(out)
+
+
+def take_tractors(
+    counts: dict[int, dict[Card, int]], units: Sequence[Unit], width: int
+) -> list[list[list[tuple[int, Card]]]]:
+    """Take from ``counts`` (in place) what best meets the lead's tractors of ``width``.
+
+    A tractor of n groups loosens to shorter tractors — the longest first, then the
+    next longest in what remains of the n — before it loosens to groups (RULES.md §7).
+    Returns, per lead tractor (longest first), the chains taken.
+    """
+    wanted = sorted((u.length for u in units if u.width == width and u.length > 1), reverse=True)
+    out: list[list[list[tuple[int, Card]]]] = []
     for length in wanted:
+        taken: list[list[tuple[int, Card]]] = []
         budget = length
         while budget >= 2:
             chain = longest_chain(counts, width, budget)
             if not chain:
                 break
-            out.append(len(chain))
+            taken.append(chain)
             budget -= len(chain)
             for key, face in chain:
                 counts[key][face] -= width
-        out.append(0)  # ends this lead tractor's part
-    return tuple(out)
+        out.append(taken)
+    return out
 
 
 def _explain(

@@ -16,10 +16,10 @@ from typing import TypeVar
 
 from arena.errors import StateError
 from arena.rules.cards import Card
-from arena.rules.follow import check_follow, profile
+from arena.rules.follow import check_follow, profile, take_tractors
 from arena.rules.ruleset import FollowRule
 from arena.rules.trump import CardOrder
-from arena.rules.units import Unit, decompose, longest_chain, tally
+from arena.rules.units import Unit, decompose, tally
 
 T = TypeVar("T")
 Pick = Callable[[Sequence[T]], T]
@@ -92,15 +92,10 @@ def _shaped(
     counts = tally(suited, order)
     play: list[Card] = []
     for width, groups in ((3, best[0]), (2, best[1])):
-        wanted = sorted(
-            (u.length for u in units if u.width == width and u.length > 1), reverse=True
-        )
-        for length in wanted:
-            chain = longest_chain(counts, width, length)
-            for key, face in chain:
-                counts[key][face] -= width
-                play.extend([face] * width)
-            groups -= len(chain)
+        for chains in take_tractors(counts, units, width):
+            for chain in chains:
+                play.extend(face for _, face in chain for _ in range(width))
+                groups -= len(chain)
         while groups > 0:
             faces = [f for fs in counts.values() for f, k in fs.items() if k >= width]
             if not faces:

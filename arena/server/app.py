@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 
@@ -30,14 +30,20 @@ class ArenaServer:
 
 @asynccontextmanager
 async def open_arena_server(
-    address: str = "127.0.0.1:0", recorder_factory: RecorderFactory | None = None
+    address: str = "127.0.0.1:0",
+    recorder_factory: RecorderFactory | None = None,
+    before_listening: Callable[[MatchHost], object] | None = None,
 ) -> AsyncIterator[ArenaServer]:
     """Serve the Arena and Matches services for an ``async with`` block.
 
-    Matches still running when the block ends are cancelled (and recorded as such).
+    ``before_listening(host)`` runs before the port opens (``arena serve`` restores
+    crashed matches there, so a returning bot never meets an unknown token). Matches
+    still running when the block ends are cancelled (and recorded as such).
     """
     async with trio.open_nursery() as nursery:
         host = MatchHost(nursery, TokenBook(), recorder_factory)
+        if before_listening is not None:
+            before_listening(host)
         token = trio.lowlevel.current_trio_token()
         registrations = [
             partial(pb_grpc.add_ArenaServicer_to_server, ArenaService(host, token)),

@@ -16,6 +16,7 @@ import hashlib
 import secrets
 import threading
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import structlog
@@ -23,8 +24,10 @@ import trio
 
 from arena.errors import ProtocolError
 from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder
+from arena.records import read_record
+from arena.records.resume import Restored, reopen, restore
 from arena.referee import FaultPolicy, LocalSeat, Referee, Seat, TimeControl
-from arena.referee.referee import MatchReport
+from arena.referee.referee import MatchReport, Resume
 from arena.rules import RuleSet
 from arena.server import convert
 from arena.server.remote import RemoteSeat
@@ -62,8 +65,10 @@ class HostedMatch:
     spec: MatchSpec
     seed: int
     seats: list[Seat]
-    tokens: list[str | None]
+    tokens: list[str | None]  # None: an in-process seat, or a restored match's seat
     state: MatchState = MatchState.WAITING
+    token_hashes: list[str] = dataclasses.field(default_factory=list)
+    restored: Restored | None = None
     referee: Referee | None = None
     report: MatchReport | None = None
     error: str = ""
@@ -88,22 +93,37 @@ class TokenBook:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._seats: dict[str, tuple[HostedMatch, int]] = {}
+        self._seats: dict[str, tuple[HostedMatch, int]] = {}  # by SHA-256 of the token
 
     def add(self, token: str, match: HostedMatch, seat: int) -> None:
+        self.add_hash(token_hash(token), match, seat)
+
+    def add_hash(self, digest: str, match: HostedMatch, seat: int) -> None:
+        """Admit a token known only by its hash (a match restored from its record)."""
         with self._lock:
-            self._seats[token] = (match, seat)
+            self._seats[digest] = (match, seat)
 
     def remove(self, token: str) -> None:
+        self.remove_hash(token_hash(token))
+
+    def remove_hash(self, digest: str) -> None:
         with self._lock:
-            self._seats.pop(token, None)
+            self._seats.pop(digest, None)
 
     def lookup(self, token: str) -> tuple[HostedMatch, int] | None:
         with self._lock:
-            return self._seats.get(token)
+            return self._seats.get(token_hash(token))
 
 
 RecorderFactory = Callable[[HostedMatch], tuple[Recorder | None, str]]
+
+
+def _policy_args(policy: Any) -> dict[str, Any]:
+    return {
+        "kind": str(policy.get("kind", "lenient")),
+        "penalty_points": int(policy.get("penalty_points", 10)),
+        "max_faults": int(policy.get("max_faults", 10)),
+    }
 
 
 def token_hash(token: str) -> str:
@@ -143,11 +163,60 @@ class MatchHost:
                 RemoteSeat(seat, match_id, spec.time_control.grace_ms, self._welcomer(hosted, seat))
             )
             tokens.append(token)
+            hosted.token_hashes.append(token_hash(token))
             self.tokens.add(token, hosted, seat)
         self.matches[match_id] = hosted
         self.nursery.start_soon(self._supervise, hosted)
         log.info(
             "match_created", match_id=match_id, seed=seed, remote=[t is not None for t in tokens]
+        )
+        return hosted
+
+    def restore(self, path: str) -> HostedMatch:
+        """Carry on the match of an incomplete record (after a crash) under its old id.
+
+        Its bots come back with their old tokens: the record holds only their hashes,
+        which is all the token book needs.
+
+        Raises:
+            RecordError: the record cannot be resumed (complete, unreadable, diverging).
+        """
+        record = read_record(path)
+        restored = restore(record)
+        header = record.header
+        assert header is not None
+        policy = FaultPolicy.parse(**_policy_args(header.policy))
+        spec = MatchSpec(
+            rules=header.rules,
+            seed=header.seed,
+            time_control=TimeControl(**{k: int(v) for k, v in header.time_control.items()}),
+            policy=policy,
+            seat_names=tuple(seat.name for seat in header.seats),
+            stacked={d: tuple(c) for d, c in header.stacked.items()},
+        )
+        hosted = HostedMatch(header.match_id, spec, header.seed, [], [None] * 4)
+        hosted.restored = restored
+        hosted.record = str(path)
+        for seat, info in enumerate(header.seats):
+            remote = RemoteSeat(
+                seat,
+                hosted.id,
+                spec.time_control.grace_ms,
+                self._welcomer(hosted, seat),
+                resumed=True,
+            )
+            remote.name, remote.version = info.name, info.version
+            hosted.seats.append(remote)
+            hosted.token_hashes.append(info.token_sha256)
+            self.tokens.add_hash(info.token_sha256, hosted, seat)
+        self.matches[hosted.id] = hosted
+        self.nursery.start_soon(self._supervise, hosted)
+        log.info(
+            "match_restored",
+            match_id=hosted.id,
+            record=str(path),
+            seq=restored.seq,
+            deal=restored.match.deal.deal,
         )
         return hosted
 
@@ -213,9 +282,8 @@ class MatchHost:
                 hosted.error = f"{type(exc).__name__}: {exc}"
                 log.exception("match_failed", error=hosted.error)
             finally:
-                for token in hosted.tokens:
-                    if token is not None:
-                        self.tokens.remove(token)
+                for digest in hosted.token_hashes:
+                    self.tokens.remove_hash(digest)
                 hosted.done.set()
                 for callback in hosted.watchers:
                     callback(None)
@@ -230,13 +298,24 @@ class MatchHost:
         missing = [s for s in range(4) if (r := hosted.remote(s)) and not r.ever_connected.is_set()]
         if missing:
             log.warning("seats_missing_at_start", seats=missing)
-        recorder, hosted.record = (None, "")
-        if self.recorder_factory is not None:
+        recorder: Recorder | None = None
+        resume: Resume | None = None
+        if hosted.restored is not None:
+            done = hosted.restored
+            recorder = reopen(done.record)
+            resume = Resume(done.match, done.seq, done.team_faults, done.bank_used_ms, done.written)
+        elif self.recorder_factory is not None:
             recorder, hosted.record = self.recorder_factory(hosted)
         setup = MatchSetup(spec.rules, hosted.seed, dict(spec.stacked))
-        hosted.referee = Referee(
-            hosted.id, setup, hosted.seats, spec.time_control, spec.policy, recorder
+        hosted.referee = referee = Referee(
+            hosted.id, setup, hosted.seats, spec.time_control, spec.policy, recorder, resume
         )
+        for seat in range(4):
+            remote = hosted.remote(seat)
+            if remote is not None:  # a reconnected bot is sent the whole current deal again
+                remote.on_attach = partial(referee.feed.rewind, seat)
+                if resume is not None:
+                    referee.feed.rewind(seat)
         for callback in hosted.watchers:
             hosted.referee.watch(callback)
         hosted.state = MatchState.RUNNING

@@ -6,7 +6,8 @@ attached (:meth:`RemoteSeat.attach`), a message (:meth:`deliver`), a stream gone
 :meth:`ask`, which sends the request on the current stream and waits for the answer
 with the same sequence number: late answers (an older number) are dropped and
 counted, a number never issued is a fault, and a disconnection waits up to the grace
-period for the bot to come back with its token, then gives up with :class:`BotGone`.
+period (at most the decision's own time) for the bot to come back with its token, then
+gives up with :class:`BotGone`, charged once per absence.
 """
 
 from __future__ import annotations
@@ -62,7 +63,12 @@ class RemoteSeat:
     """The referee's handle on one remote seat of one match."""
 
     def __init__(
-        self, seat: int, match_id: str, grace_ms: int, welcome: Callable[[bool], pb.RefereeMessage]
+        self,
+        seat: int,
+        match_id: str,
+        grace_ms: int,
+        welcome: Callable[[bool], pb.RefereeMessage],
+        resumed: bool = False,
     ) -> None:
         self.seat = seat
         self.match_id = match_id
@@ -70,6 +76,8 @@ class RemoteSeat:
         self.version = ""
         self.grace = grace_ms / 1000
         self._welcome = welcome
+        self._resumed = resumed  # a match restored from its record: every hello is a return
+        self.on_attach: Callable[[], None] | None = None
         self.conn: Connection | None = None
         self.ever_connected = trio.Event()
         self.disconnected_at: float | None = None
@@ -88,7 +96,9 @@ class RemoteSeat:
             return "the match is over"
         if self.conn is not None:
             return "this seat is already connected (a seat token admits one stream)"
-        resumed = self.ever_connected.is_set()
+        resumed = self._resumed or self.ever_connected.is_set()
+        if self.on_attach is not None and self.ever_connected.is_set():
+            self.on_attach()
         self.conn = conn
         self.name = conn.name or self.name
         self.version = conn.version
@@ -128,12 +138,13 @@ class RemoteSeat:
     async def ask(self, seq: int, request: Request, deadline_ms: int, bank_ms: int) -> Action:
         message = convert.request_to_pb(seq, request, deadline_ms, bank_ms)
         self._pending = (seq, message)
+        until = trio.current_time() + (deadline_ms + bank_ms) / 1000  # this decision's time
         try:
             if self.conn is not None:
                 self.conn.send(message)
             while True:
                 if self.conn is None:
-                    await self._wait_for_return()
+                    await self._wait_for_return(until)
                     continue
                 item = await self._inbox.receive()
                 answer = self._judge(seq, item)
@@ -172,20 +183,31 @@ class RemoteSeat:
         except ProtocolError as exc:
             raise BotError(FaultKind.MALFORMED, str(exc)) from None
 
-    async def _wait_for_return(self) -> None:
-        """Disconnected: wait out the rest of the grace period for a reconnection."""
-        since = self.disconnected_at if self.disconnected_at is not None else trio.current_time()
-        left = since + self.grace - trio.current_time()
-        if self._absent_reported or left <= 0:
+    async def _wait_for_return(self, until: float) -> None:
+        """Disconnected: wait for a reconnection until the rest of the grace period or
+        this decision's own time (``until``) runs out, whichever comes first.
+
+        One absence is charged once: its first decision raises a charged
+        :class:`BotGone` (or, if the referee's deadline fires first, is its timeout);
+        later decisions raise an uncharged one at once until the bot is back.
+        """
+        now = trio.current_time()
+        since = self.disconnected_at if self.disconnected_at is not None else now
+        if self._absent_reported or since + self.grace <= now:
             first = not self._absent_reported
             self._absent_reported = True
             raise BotGone("disconnected" + ("" if first else " (still)"), charge=first)
-        with trio.move_on_after(left):
-            while self.conn is None:
-                await self._inbox.receive()  # a Signal.ATTACHED arrives on reconnection
+        try:
+            with trio.move_on_at(min(since + self.grace, until)):
+                while self.conn is None:
+                    await self._inbox.receive()  # a Signal.ATTACHED arrives on reconnection
+        except trio.Cancelled:
+            self._absent_reported = True  # the decision timed out: that was the charge
+            raise
         if self.conn is None:
             self._absent_reported = True
-            raise BotGone(f"disconnected, no reconnection within {self.grace:.1f}s")
+            waited = min(since + self.grace, until) - since
+            raise BotGone(f"disconnected, no reconnection within {waited:.3f}s")
 
     def tell_verdict(self, verdict: SeatVerdict) -> None:
         if self.conn is not None:

@@ -100,7 +100,11 @@ class ArenaService(pb_grpc.ArenaServicer):
             first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT)
         except TimeoutError:
             await context.abort(
-                grpc.StatusCode.UNAUTHENTICATED, f"no Hello within {HELLO_TIMEOUT:.0f}s"
+                grpc.StatusCode.UNAUTHENTICATED, f"no Hello within {HELLO_TIMEOUT:g}s"
+            )
+        except Exception as exc:  # undecodable bytes
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"unreadable message: {type(exc).__name__}"
             )
         if first is EOF or not first.HasField("hello"):
             await context.abort(
@@ -132,13 +136,11 @@ class ArenaService(pb_grpc.ArenaServicer):
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # undecodable bytes, a reset: the stream is unusable
-            call_in_trio_nowait(
-                self.trio,
-                seat.deliver,
-                conn_id,
-                Malformed(f"unreadable message: {type(exc).__name__}"),
-            )
-        outbox.close()
+            reason = f"unreadable message: {type(exc).__name__}"
+            call_in_trio_nowait(self.trio, seat.deliver, conn_id, Malformed(reason))
+            context.set_code(grpc.StatusCode.INVALID_ARGUMENT)
+            context.set_details(reason)
+        outbox.close_nowait()  # ends Play's write loop, which detaches the seat
 
     async def Check(self, request: pb.CheckRequest, context: Ctx) -> pb.Verdict:
         found = self.host.tokens.lookup(request.token)

@@ -1,0 +1,184 @@
+"""``arena check-bot CMD``: the CI check for a bot — does it play without faults?
+
+Runs the bot command (as ``arena match`` does: a subprocess with ``ARENA_SERVER`` and
+``ARENA_TOKEN``) against built-in opponents over real gRPC, in stacked-deck positions
+that exercise the hard cases (bid windows, burying 8 of 33 cards, being void and
+trumping, following tractors and throws, leading after a failed throw, the last trick)
+and in random matches. Prints PASS/FAIL per scenario, every fault with the position
+that caused it (deal, trick, hand, the trick so far, what the bot sent) and the bot's
+latency percentiles. Exit status: 0 when every scenario completed without a fault,
+1 on any fault, 2 on a usage error. See docs/check-bot.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from arena.batch.checkbot import (
+    CheckOptions,
+    check_bot,
+    junit_xml,
+    random_scenarios,
+    render,
+    scenario_table,
+    stacked_scenarios,
+)
+from arena.cli.logs import configure_logging
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "check-bot",
+        help="CI check: play a bot in hard positions and random matches, report its faults",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+        "  arena check-bot 'python my_bot.py'\n"
+        "  arena check-bot 'python my_bot.py' --matches 10 --junit report.xml\n"
+        "  arena check-bot 'node bot.js' --scenario follow-tractor --scenario failed-throw",
+    )
+    p.add_argument("command", metavar="CMD", help="the bot's command line (quote it)")
+    p.add_argument(
+        "--matches",
+        type=int,
+        default=4,
+        metavar="M",
+        help="random matches besides the stacked positions (default 4)",
+    )
+    p.add_argument(
+        "--deals", type=int, default=2, metavar="K", help="deals per random match (default 2)"
+    )
+    p.add_argument("--seed", type=int, default=1, help="seed of the first random match (default 1)")
+    p.add_argument(
+        "--scenario",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="play only this scenario (repeatable; see --list)",
+    )
+    p.add_argument(
+        "--no-stacked", action="store_true", help="skip the stacked positions (random only)"
+    )
+    p.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    p.add_argument(
+        "--time-limit",
+        type=int,
+        default=1000,
+        metavar="MS",
+        help="per-decision limit in ms (default 1000)",
+    )
+    p.add_argument(
+        "--time-bank",
+        type=int,
+        default=0,
+        metavar="MS",
+        help="time bank in ms on top of the limit (default 0: the limit is strict)",
+    )
+    p.add_argument(
+        "--grace",
+        type=int,
+        default=1000,
+        metavar="MS",
+        help="how long a disconnected bot may take to come back (default 1000)",
+    )
+    p.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=15.0,
+        metavar="S",
+        help="how long the bot may take to start and connect (default 15)",
+    )
+    p.add_argument(
+        "--max-faults",
+        type=int,
+        default=5,
+        metavar="N",
+        help="stop a scenario after the bot's N-th fault (default 5)",
+    )
+    p.add_argument(
+        "--parallel",
+        type=int,
+        default=None,
+        metavar="N",
+        help="scenarios played at the same time (default: 2, or 1 on one core)",
+    )
+    p.add_argument("--fail-fast", action="store_true", help="stop after the first failure")
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="folder for the records and bot logs (default records/check-bot-<time>)",
+    )
+    p.add_argument("--junit", default=None, metavar="PATH", help="write JUnit XML to PATH")
+    p.add_argument(
+        "--json", action="store_true", help="print the summary as one JSON object, nothing else"
+    )
+    p.set_defaults(func=run)
+
+
+def _usage(message: str) -> int:
+    print(f"arena check-bot: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    configure_logging("error")
+    if not args.command.strip():
+        return _usage("give the bot's command")
+    for name in ("matches", "deals", "time_limit", "time_bank", "grace", "max_faults"):
+        if getattr(args, name) < (1 if name in ("deals", "time_limit", "max_faults") else 0):
+            return _usage(f"--{name.replace('_', '-')} is out of range")
+    if args.parallel is not None and args.parallel < 1:
+        return _usage("--parallel must be at least 1")
+    if args.command.startswith("builtin:"):
+        from arena.bots import BUILTIN
+
+        if args.command.removeprefix("builtin:") not in BUILTIN:
+            return _usage(f"unknown built-in bot {args.command!r}; known: {', '.join(BUILTIN)}")
+    scenarios = [] if args.no_stacked else stacked_scenarios()
+    scenarios += random_scenarios(args.matches, args.seed, args.deals)
+    if args.list:
+        print(scenario_table(scenarios))
+        return 0
+    if args.scenario:
+        known = {s.name for s in scenarios}
+        unknown = [n for n in args.scenario if n not in known]
+        if unknown:
+            return _usage(
+                f"no scenario {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}"
+            )
+        scenarios = [s for s in scenarios if s.name in args.scenario]
+    if not scenarios:
+        return _usage("no scenario to play (--no-stacked with --matches 0)")
+    out = Path(args.out or f"records/check-bot-{time.strftime('%Y%m%d-%H%M%S')}")
+    parallel = args.parallel or (2 if (os.cpu_count() or 1) > 1 else 1)
+    options = CheckOptions(
+        time_limit_ms=args.time_limit,
+        time_bank_ms=args.time_bank,
+        grace_ms=args.grace,
+        connect_timeout=args.connect_timeout,
+        max_faults=args.max_faults,
+        parallel=parallel,
+        out=out,
+        fail_fast=args.fail_fast,
+    )
+    report = check_bot(args.command, scenarios, options)
+    if args.junit:
+        path = Path(args.junit)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(junit_xml(report), encoding="utf-8")
+    summary = report.to_dict()
+    (out / "check-bot.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(render(report))
+        if args.junit:
+            print(f"JUnit XML: {args.junit}")
+    return report.exit_code

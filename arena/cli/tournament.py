@@ -1,0 +1,143 @@
+"""``arena tournament``: every partnership of the given bots, duplicate deals, ratings.
+
+Two or more bots (``--bot NAME=CMD``; CMD is ``builtin:NAME`` or a command). Every split
+of the bots into two teams of two that share no bot is played (with two or three bots a
+bot may also partner a copy of itself, so that every bot meets every other), each for
+``--rounds`` rounds of a duplicate pair of matches (the teams swap seats on the same
+deals) unless ``--no-duplicate``. The ranking is by team-aware openskill (Plackett-Luce)
+ratings, ordinal = mu - 3 sigma; the pairwise table counts each bot's wins and losses
+against each other bot when they sat on opposing teams. See docs/batch.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from arena.batch import BotSpec, MatchSummary, default_parallel, run_jobs, summarize
+from arena.batch.tournament import build_jobs, render_tournament, report
+from arena.cli.batch import quiet_logging
+from arena.cli.progress import Progress
+from arena.errors import ArenaError
+from arena.referee import FaultPolicy, TimeControl
+from arena.rules import RuleSet
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "tournament",
+        help="every partnership of two or more bots, duplicate deals, openskill ratings",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  arena tournament --bot greedy=builtin:greedy "
+        "--bot random=builtin:random --bot mine='python my_bot.py' --rounds 20",
+    )
+    p.add_argument(
+        "--bot",
+        action="append",
+        default=[],
+        metavar="NAME=CMD",
+        help="a bot (two or more, distinct names): builtin:NAME or a command",
+    )
+    p.add_argument("--rounds", type=int, default=10, help="rounds per pairing (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first round (default 0)")
+    p.add_argument("--deals", type=int, default=None, help="deals per match (default: to A)")
+    p.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule variants")
+    p.add_argument(
+        "--no-duplicate",
+        dest="duplicate",
+        action="store_false",
+        help="play each round once (by default twice, the teams swapping seats)",
+    )
+    p.add_argument(
+        "--parallel",
+        type=int,
+        default=None,
+        help=f"worker processes (default: one per core, here {default_parallel()})",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="folder for tournament.json and the records (default records/tournament-<time>)",
+    )
+    p.add_argument("--time-limit", type=int, default=1000, metavar="MS")
+    p.add_argument("--time-bank", type=int, default=30_000, metavar="MS")
+    p.add_argument("--policy", choices=["lenient", "strict"], default="lenient")
+    p.add_argument(
+        "--ray",
+        default=None,
+        metavar="ADDRESS",
+        help="run each match as a Ray task: 'local', 'auto' (RAY_ADDRESS) or ray://HOST:10001",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object, nothing else")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    quiet_logging()
+    out = Path(args.out or f"records/tournament-{time.strftime('%Y%m%d-%H%M%S')}")
+    try:
+        bots = [BotSpec.parse(b) for b in args.bot]
+        for bot in bots:
+            bot.check()
+        rules = RuleSet.from_pairs(args.rules)
+        if args.deals is not None:
+            rules = RuleSet.from_mapping({"deals": args.deals}, rules)
+        plan, jobs = build_jobs(
+            bots,
+            args.rounds,
+            seed=args.seed,
+            rules=rules.to_mapping(),
+            duplicate=args.duplicate,
+            out=out,
+            time_control=TimeControl(args.time_limit, args.time_bank),
+            policy=FaultPolicy.parse(args.policy),
+        )
+    except (ArenaError, ValueError) as exc:
+        print(f"arena tournament: {exc}", file=sys.stderr)
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    parallel = args.parallel or default_parallel()
+    started = time.perf_counter()
+    with Progress(len(jobs), "matches") as bar:
+        failed = 0
+
+        def on_result(summary: MatchSummary) -> None:
+            nonlocal failed
+            failed += summary.state != "finished"
+            bar.advance(note=f"failed {failed}" if failed else "")
+
+        results = run_jobs(jobs, parallel, on_result, args.ray, quiet_logging)
+    elapsed = time.perf_counter() - started
+    settings = {
+        "rounds": args.rounds,
+        "seed": args.seed,
+        "deals": args.deals,
+        "duplicate": args.duplicate,
+        "rules": rules.to_mapping(),
+        "time_limit_ms": args.time_limit,
+        "time_bank_ms": args.time_bank,
+        "policy": args.policy,
+        "parallel": parallel,
+        "ray": args.ray,
+    }
+    data = report(bots, plan, results, args.rounds, settings)
+    data["seconds"] = round(elapsed, 3)
+    data["summary"] = summarize(results, elapsed)  # what `arena batch` reports
+    data["out"] = str(out)
+    (out / "tournament.json").write_text(json.dumps(data, indent=2) + "\n")
+    (out / "matches.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in results))
+    if args.json:
+        print(json.dumps(data))
+    else:
+        print(render_tournament(data))
+        print(
+            f"\n{data['completed']}/{data['matches']} matches in {elapsed:.1f}s; "
+            f"tournament.json and records in {out}/"
+        )
+    return 0 if data["completed"] == data["matches"] else 1

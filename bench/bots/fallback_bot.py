@@ -1,0 +1,114 @@
+"""A benchmark bot that thinks for no time: it answers every request with its fallback.
+
+One process can play one seat (``--token``, as ``arena match`` launches bots) or many
+(``--tokens-file``, one token per line: each gets its own stream and its own TCP
+connection, all on one asyncio loop), so the load benchmark needs a couple of client
+processes, not a thousand. On exit it prints one JSON line to stdout: requests answered,
+mean serialized request and action sizes, and any stream errors.
+
+    python bench/bots/fallback_bot.py --server HOST:PORT --token TOKEN
+    python bench/bots/fallback_bot.py --server HOST:PORT --tokens-file FILE
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+from dataclasses import asdict, dataclass, field
+
+import grpc
+
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+
+EOF_MARK: object = grpc.aio.EOF
+CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1)]  # one TCP connection per seat
+
+
+@dataclass
+class Tally:
+    requests: int = 0
+    request_bytes: int = 0
+    action_bytes: int = 0
+    streams: int = 0
+    ended: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+async def play(server: str, token: str, tally: Tally) -> None:
+    """One seat: hello, then answer each request with its fallback until MatchEnd."""
+    async with grpc.aio.insecure_channel(server, options=CHANNEL_OPTIONS) as channel:
+        call = pb_grpc.ArenaStub(channel).Play()
+        try:
+            await call.initial_metadata()  # the referee accepted the stream (DESIGN.md)
+            hello = pb.Hello(token=token, name="fallback", version="bench", protocol=1)
+            await call.write(pb.BotMessage(hello=hello))
+            tally.streams += 1
+            while True:
+                message = await call.read()
+                if message is EOF_MARK:
+                    break
+                kind = message.WhichOneof("kind")
+                if kind == "request":
+                    request = message.request
+                    answer = pb.BotMessage(
+                        action=pb.Action(seq=request.seq, cards=request.fallback.cards)
+                    )
+                    await call.write(answer)
+                    tally.requests += 1
+                    tally.request_bytes += message.ByteSize()
+                    tally.action_bytes += answer.ByteSize()
+                elif kind == "match_end":
+                    tally.ended += 1
+                    break
+            await call.done_writing()
+        except grpc.RpcError as exc:
+            tally.errors.append(f"{exc.code().name}: {exc.details()}")
+
+
+async def main(server: str, tokens: list[str]) -> Tally:
+    tally = Tally()
+    await asyncio.gather(*(play(server, t, tally) for t in tokens))
+    return tally
+
+
+def die_with_parent() -> None:
+    """Under a benchmark harness (``BENCH_PARENT_PID`` set): end when it ends (Linux)."""
+    parent = os.environ.get("BENCH_PARENT_PID")
+    if parent and sys.platform == "linux":
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        if os.getppid() != int(parent):
+            os._exit(1)
+
+
+def cli() -> int:
+    die_with_parent()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--server", default=os.environ.get("ARENA_SERVER", "127.0.0.1:50051"))
+    parser.add_argument("--token", default=os.environ.get("ARENA_TOKEN", ""))
+    parser.add_argument("--tokens-file", default=None, help="many seats, one token per line")
+    args = parser.parse_args()
+    if args.tokens_file:
+        with open(args.tokens_file, encoding="utf-8") as f:
+            tokens = [line.strip() for line in f if line.strip()]
+    else:
+        tokens = [args.token]
+    if not all(tokens):
+        print("fallback_bot: no seat token", file=sys.stderr)
+        return 2
+    tally = asyncio.run(main(args.server, tokens))
+    report = asdict(tally)
+    report["errors"] = tally.errors[:5]
+    report["error_count"] = len(tally.errors)
+    print(json.dumps(report), flush=True)
+    return 0 if not tally.errors else 1
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

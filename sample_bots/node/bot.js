@@ -1,0 +1,247 @@
+#!/usr/bin/env node
+// A small Tractor bot for the arena referee, in plain JavaScript (Node >= 18).
+//
+//   npm ci                                   # once, in this folder
+//   node bot.js --server 127.0.0.1:50051 --token TOKEN
+//   arena match --bot "node sample_bots/node/bot.js" --bot builtin:greedy ...
+//
+// It loads the contract (proto/arena/v1/arena.proto) at run time with
+// @grpc/proto-loader, so there is no generated code to keep in sync. Read it
+// top to bottom: card helpers, the rules it needs (effective suit), the
+// decisions, then the connection. The guide is docs/protocol.md.
+'use strict';
+
+const path = require('path');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+
+// keepCase: field names exactly as in the .proto (deadline_ms, legal_bids).
+// enums: String gives readable values ('HEARTS', 'PLAY'); longs: Number makes
+// the uint64 seq a plain number; defaults: unset fields read as 0 / '' / [].
+// oneofs: each oneof gets a virtual field naming the member that is set, so
+// a RefereeMessage has message.kind === 'request' and message.request = {...}.
+const PROTO = path.join(__dirname, '..', '..', 'proto', 'arena', 'v1', 'arena.proto');
+const packageDef = protoLoader.loadSync(PROTO, {
+  keepCase: true, enums: String, longs: Number, defaults: true, oneofs: true,
+});
+const arena = grpc.loadPackageDefinition(packageDef).arena.v1;
+
+// ---- Cards: the wire's {suit, rank} enums <-> 2-character codes ("TH", "SJ")
+const SUITS = { SPADES: 'S', HEARTS: 'H', CLUBS: 'C', DIAMONDS: 'D' };
+const RANKS = {
+  TWO: '2', THREE: '3', FOUR: '4', FIVE: '5', SIX: '6', SEVEN: '7', EIGHT: '8',
+  NINE: '9', TEN: 'T', JACK: 'J', QUEEN: 'Q', KING: 'K', ACE: 'A',
+};
+const ORDER = '23456789TJQKA'; // side-suit order, low to high
+const invert = (o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [v, k]));
+const SUIT_OF = invert(SUITS);
+const RANK_OF = invert(RANKS);
+
+function toCode(card) {
+  if (card.suit === 'JOKER') return card.rank === 'BIG_JOKER' ? 'BJ' : 'SJ';
+  return RANKS[card.rank] + SUITS[card.suit];
+}
+function toCard(code) {
+  if (code === 'BJ') return { suit: 'JOKER', rank: 'BIG_JOKER' };
+  if (code === 'SJ') return { suit: 'JOKER', rank: 'SMALL_JOKER' };
+  return { suit: SUIT_OF[code[1]], rank: RANK_OF[code[0]] };
+}
+const codes = (cards) => cards.map(toCode);
+const points = (code) => ({ 5: 5, T: 10, K: 10 })[code[0]] || 0;
+
+// ---- The one rule every follower needs: a card's effective suit (RULES.md §3).
+// Trumps are both jokers, every card of the level rank, and every card of the
+// trump suit (view.trump.suit is SUIT_UNSPECIFIED in a no-trump deal).
+function trumpOf(view) {
+  const t = view.trump;
+  return { level: RANKS[t.level], suit: t.no_trump ? null : SUITS[t.suit] || null };
+}
+function isTrump(code, trump) {
+  return code[1] === 'J' || code[0] === trump.level || code[1] === trump.suit;
+}
+const effectiveSuit = (code, trump) => (isTrump(code, trump) ? 'TRUMP' : code[1]);
+
+// A strength to sort by: side cards by rank, trump-suit cards above them, then
+// off-suit level cards (all equal: none beats another), the trump-suit level
+// card, SJ, BJ. Equal strength never wins a trick (the earlier card stays ahead).
+function strength(code, trump) {
+  if (code === 'BJ') return 104;
+  if (code === 'SJ') return 103;
+  if (code[0] === trump.level) return code[1] === trump.suit ? 102 : 101;
+  return ORDER.indexOf(code[0]) + (code[1] === trump.suit ? 50 : 0);
+}
+// Cheapest first: side cards before trumps, cards without points first, low first.
+function cheapness(code, trump) {
+  return (isTrump(code, trump) ? 1000 : 0) + points(code) * 10 + strength(code, trump);
+}
+const byCheapness = (trump) => (a, b) => cheapness(a, trump) - cheapness(b, trump);
+
+// Every pair in a list of codes (a face held twice), lowest first.
+function pairsIn(cards, trump) {
+  const seen = new Set();
+  const pairs = [];
+  for (const c of cards) (seen.has(c) ? pairs.push(c) : seen.add(c));
+  return [...new Set(pairs)].sort((a, b) => strength(a, trump) - strength(b, trump));
+}
+function removeOnce(cards, taken) {
+  const rest = [...cards];
+  for (const c of taken) rest.splice(rest.indexOf(c), 1);
+  return rest;
+}
+
+// Who is winning a trick of singles: a trump beats a side card, a higher card
+// of the same effective suit beats a lower one, and a tie stays with the
+// earlier play; a card of another side suit never wins.
+function singlesWinner(trick, trump) {
+  let best = { seat: trick.plays[0].seat, card: toCode(trick.plays[0].cards[0]) };
+  for (const play of trick.plays.slice(1)) {
+    const card = toCode(play.cards[0]);
+    const [s, b] = [effectiveSuit(card, trump), effectiveSuit(best.card, trump)];
+    if ((s === b && strength(card, trump) > strength(best.card, trump)) || (s === 'TRUMP' && b !== 'TRUMP')) {
+      best = { seat: play.seat, card };
+    }
+  }
+  return best;
+}
+
+// ---- Decisions. Each returns a list of card codes (an empty list passes a bid).
+function decide(request, seat) {
+  const view = request.view;
+  const hand = codes(view.hand);
+  if (request.kind === 'BID') return bid(request, hand);
+  const trump = trumpOf(view);
+  if (request.kind === 'BURY') return [...hand].sort(byCheapness(trump)).slice(0, request.count);
+  if (request.kind !== 'PLAY') return codes(request.fallback.cards); // a kind we don't know
+  const trick = view.current_trick;
+  if (!trick || trick.plays.length === 0) return lead(hand, trump);
+  return follow(request, hand, trump, trick, seat);
+}
+
+// Bid when it looks worth it: always with a pair; with a single level card
+// only when a quarter of the hand is of that suit. legal_bids lists every bid
+// allowed right now, so this never sends an illegal one.
+function bid(request, hand) {
+  let best = [];
+  for (const b of request.legal_bids) {
+    const shown = codes(b.cards);
+    const suit = shown[0][1];
+    const long = hand.filter((c) => c[1] === suit).length >= Math.max(3, hand.length / 4);
+    if (shown.length > best.length && (shown.length > 1 || long)) best = shown;
+  }
+  return best;
+}
+
+// Lead the strongest side card (as a pair if we hold two of it); with only
+// trumps left, the weakest trump. A single and a pair are always legal leads.
+function lead(hand, trump) {
+  const side = hand.filter((c) => !isTrump(c, trump));
+  const pool = side.length ? side : hand;
+  const sorted = [...pool].sort((a, b) => strength(a, trump) - strength(b, trump));
+  const card = side.length ? sorted[sorted.length - 1] : sorted[0];
+  return hand.filter((c) => c === card).length >= 2 ? [card, card] : [card];
+}
+
+function follow(request, hand, trump, trick, seat) {
+  const led = codes(trick.plays[0].cards);
+  const n = request.count; // = led.length
+  const suit = effectiveSuit(led[0], trump);
+  const mine = hand.filter((c) => effectiveSuit(c, trump) === suit);
+  const cheap = (cards) => [...cards].sort(byCheapness(trump));
+
+  // Short of the led suit: all of it, then our cheapest other cards. This is
+  // legal whatever was led, even a tractor or a throw.
+  if (mine.length <= n) return [...mine, ...cheap(removeOnce(hand, mine)).slice(0, n - mine.length)];
+
+  if (n === 1) {
+    // Singles: find who is winning so far, then take points with the cheapest
+    // card that beats it; when the partner is winning, or nothing wins, play cheap.
+    const { seat: winner, card: best } = singlesWinner(trick, trump);
+    const beats = (c) => effectiveSuit(best, trump) === suit && strength(c, trump) > strength(best, trump);
+    const winners = cheap(mine.filter(beats));
+    if (winner % 2 !== seat % 2 && trick.points > 0 && winners.length) return [winners[0]];
+    return [cheap(mine)[0]];
+  }
+  if (n === 2 && led[0] === led[1]) {
+    // A pair was led: we must follow with a pair of the suit if we hold one
+    // (pairs inside a tractor count); otherwise any two cards of the suit.
+    const pairs = pairsIn(mine, trump);
+    if (pairs.length) return [pairs[0], pairs[0]];
+    return cheap(mine).slice(0, 2);
+  }
+  // A tractor or a throw, and we hold more than enough of its suit: the shape
+  // rules get subtle (RULES.md §7), so play the legal action the referee sent.
+  return codes(request.fallback.cards);
+}
+
+// ---- The connection: one bidirectional Play stream for the whole match.
+function option(name, envName) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : process.env[envName] || '';
+}
+
+function main() {
+  const server = option('server', 'ARENA_SERVER') || '127.0.0.1:50051';
+  const token = option('token', 'ARENA_TOKEN');
+  const name = option('name', 'ARENA_BOT_NAME') || 'node_bot';
+  if (!token) {
+    console.error(`${name}: no seat token (--token or ARENA_TOKEN)`);
+    process.exit(2);
+  }
+  const client = new arena.Arena(server, grpc.credentials.createInsecure());
+  const call = client.Play(); // no gRPC deadline: the stream lasts the whole match
+  let seat = -1;
+  let faults = 0;
+
+  // The server sends its initial metadata as soon as it accepts the stream.
+  // Wait for it before the first write: a bad token is then reported cleanly
+  // as UNAUTHENTICATED.
+  call.on('metadata', () => {
+    call.write({ hello: { token, name, version: '1.0', protocol: 1 } });
+  });
+
+  call.on('data', (message) => {
+    switch (message.kind) {
+      case 'welcome':
+        seat = message.welcome.seat;
+        console.error(`${name}: seat ${seat} in ${message.welcome.match_id}` +
+          (message.welcome.resumed ? ' (resumed)' : ''));
+        break;
+      case 'request': {
+        const request = message.request;
+        let chosen;
+        try {
+          chosen = decide(request, seat);
+        } catch (err) { // a bug in the bot: the fallback is always legal
+          console.error(`${name}: decide failed (${err.stack}); playing the fallback`);
+          chosen = codes(request.fallback.cards);
+        }
+        // Echo the request's seq: an answer with any other seq is never applied.
+        call.write({ action: { seq: request.seq, cards: chosen.map(toCard) } });
+        break;
+      }
+      case 'verdict':
+        if (!message.verdict.accepted) {
+          faults += 1;
+          console.error(`${name}: fault on seq ${message.verdict.seq}: ${message.verdict.reason}`);
+        }
+        break;
+      case 'match_end': {
+        const r = message.match_end.result;
+        console.error(`${name}: match over (${r.reason}), winner team ${r.winner_team}, ` +
+          `levels ${r.levels.map((l) => RANKS[l] || l).join('/')}, my faults ${faults}`);
+        call.end(); // half-close our side; the server then ends the stream
+        break;
+      }
+      default: // 'notice' (events between requests) and anything newer: ignore
+        break;
+    }
+  });
+
+  call.on('error', (err) => { // e.g. UNAUTHENTICATED for a bad token
+    console.error(`${name}: ${grpc.status[err.code]}: ${err.details}`);
+    process.exitCode = 1;
+  });
+  call.on('end', () => client.close());
+}
+
+main();

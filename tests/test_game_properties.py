@@ -1,0 +1,195 @@
+"""Properties of whole deals between random bots, for arbitrary seeds (hypothesis).
+
+Each example plays a short match (one or two deals) with seeded random bots that now
+and then answer with junk, and checks an invariant after every answer.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.bots import make_bot
+from arena.errors import IllegalPlay
+from arena.game import (
+    Action,
+    CardDealt,
+    DealEnded,
+    Decision,
+    Event,
+    KittyBuried,
+    KittyTaken,
+    MatchMachine,
+    MatchSetup,
+    Phase,
+    SeatFeed,
+    TrickWon,
+    check_cards,
+    public_events,
+    seat_events,
+    seat_view,
+    shuffled_deck,
+)
+from arena.rules import Card, RuleSet, deck, points
+
+EXAMPLES = settings(max_examples=30, deadline=None)
+seeds = st.integers(min_value=0, max_value=2**63)
+VARIANTS: list[dict[str, Any]] = [
+    {},
+    {"decks": 1},
+    {"decks": 3},
+    {"throw_beaten_by": "all_units", "forced_unit": "first_blocker"},
+    {"follow": "suit_only", "throw_penalty": "per_card", "bid_strength": "count_only"},
+    {"level_tractors": False, "kitty_multiplier": "power", "no_bid": "first_level_or_joker"},
+]
+variants = st.sampled_from(VARIANTS)
+
+Check = Callable[[MatchMachine, Decision, Action, list[Event]], None]
+
+
+def junk(rng: random.Random, match: MatchMachine, decision: Decision) -> Action:
+    """A random subset of the seat's hand: mostly illegal, sometimes not."""
+    hand = match.deal.hands[decision.seat]
+    size = decision.count or rng.randint(0, 3)
+    return tuple(rng.sample(hand, min(len(hand), max(0, size + rng.choice((-1, 0, 0, 1))))))
+
+
+def play(
+    seed: int,
+    rules: dict[str, Any] | None = None,
+    deals: int = 1,
+    after: Check | None = None,
+    junk_rate: float = 0.1,
+) -> tuple[MatchMachine, list[tuple[int, Action]]]:
+    """Play a short match; every answer goes through ``match.check`` first, and a junk
+    answer must be refused exactly when the check says it is illegal."""
+    setup = MatchSetup(RuleSet.from_mapping({"deals": deals, **(rules or {})}), seed)
+    match = MatchMachine(setup)
+    feed = SeatFeed(match)
+    rng = random.Random(seed)
+    bots = [make_bot("random", rng.randrange(2**32)) for _ in range(4)]
+    applied: list[tuple[int, Action]] = []
+    while not match.finished:
+        for decision in match.pending():
+            seat = decision.seat
+            if rng.random() < junk_rate:
+                action = junk(rng, match, decision)
+            else:
+                action = bots[seat].decide(feed.request(decision))
+            verdict = match.check(seat, action)
+            if not verdict.legal:
+                size = len(match.events)
+                try:
+                    match.answer(seat, action)
+                except IllegalPlay as exc:
+                    assert exc.reason == verdict.reason
+                else:
+                    raise AssertionError(f"{action} was applied, yet check said illegal")
+                assert len(match.events) == size
+                action = match.fallback(seat)
+                assert match.check(seat, action).legal
+            events = match.answer(seat, action)
+            applied.append((seat, action))
+            if after is not None:
+                after(match, decision, action, events)
+    return match, applied
+
+
+@EXAMPLES
+@given(seed=seeds, rules=variants)
+def test_every_card_is_in_exactly_one_place(seed: int, rules: dict[str, Any]) -> None:
+    def cards_accounted(m: MatchMachine, d: Decision, a: Action, e: list[Event]) -> None:
+        assert check_cards(m.deal) is None
+
+    play(seed, rules, after=cards_accounted)
+
+
+@EXAMPLES
+@given(seed=seeds, rules=variants)
+def test_trick_points_and_the_kitty_make_the_deck_total(seed: int, rules: dict[str, Any]) -> None:
+    match, _ = play(seed, rules, deals=2)
+    total = 100 * match.rules.decks
+    won = 0
+    ended = 0
+    for event in match.events:
+        if isinstance(event, TrickWon):
+            won += event.points
+        elif isinstance(event, DealEnded):
+            assert won + points(event.kitty) == total
+            assert event.attacker_points == (
+                event.trick_points + event.kitty_bonus + event.penalty_points
+            )
+            won, ended = 0, ended + 1
+    assert ended == 2
+
+
+@EXAMPLES
+@given(seed=seeds)
+def test_seats_see_only_what_they_may(seed: int) -> None:
+    def redacted(m: MatchMachine, d: Decision, a: Action, e: list[Event]) -> None:
+        deal = m.deal
+        over = deal.phase is Phase.OVER
+        for seat in range(4):
+            view = seat_view(m, seat)
+            assert Counter(view.hand) == Counter(deal.hands[seat])
+            may_see_kitty = over or (seat == deal.dealer and deal.phase is not Phase.BIDDING)
+            assert view.kitty == (tuple(deal.kitty) if may_see_kitty else ())
+            for other in range(4):  # shown cards are still in that hand, nothing more
+                assert not Counter(view.revealed[other]) - Counter(deal.hands[other])
+            mine = seat_events(m.events, seat)
+            for event in mine:
+                if isinstance(event, CardDealt):
+                    assert event.seat == seat
+                elif isinstance(event, KittyTaken | KittyBuried) and event.seat != seat:
+                    assert event.cards == ()
+            dealt = [ev.card for ev in mine if isinstance(ev, CardDealt)]
+            if deal.phase is Phase.BIDDING:
+                assert Counter(dealt[-len(deal.hands[seat]) or len(dealt) :]) == Counter(
+                    deal.hands[seat]
+                )
+        for event in public_events(m.events):
+            assert not isinstance(event, CardDealt)
+            if isinstance(event, KittyTaken | KittyBuried):
+                assert event.cards == ()
+
+    play(seed, after=redacted)
+
+
+@EXAMPLES
+@given(seed=seeds, rules=variants)
+def test_the_same_answers_rebuild_the_same_events(seed: int, rules: dict[str, Any]) -> None:
+    match, applied = play(seed, rules, deals=2)
+    again = MatchMachine(match.setup)
+    for seat, action in applied:
+        again.answer(seat, action)
+    assert again.finished
+    assert [e.to_dict() for e in again.events] == [e.to_dict() for e in match.events]
+    other, _ = play(seed, rules, deals=2)  # the bots are seeded from the seed too
+    assert [e.to_dict() for e in other.events] == [e.to_dict() for e in match.events]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=seeds,
+    deal=st.integers(min_value=1, max_value=10**6),
+    attempt=st.integers(min_value=0, max_value=3),
+    decks=st.sampled_from([1, 2, 3]),
+)
+def test_the_shuffle_is_a_permutation_of_the_deck(
+    seed: int, deal: int, attempt: int, decks: int
+) -> None:
+    shuffled = shuffled_deck(seed, deal, attempt, decks)
+    assert Counter(shuffled) == Counter(deck(decks))
+    assert all(isinstance(c, Card) for c in shuffled)
+    assert shuffled == shuffled_deck(seed, deal, attempt, decks)
+
+
+def test_seeds_give_different_shuffles() -> None:
+    decks = {tuple(shuffled_deck(seed, deal, attempt)) for seed in range(3)
+             for deal in (1, 2) for attempt in (0, 1)}  # fmt: skip
+    assert len(decks) == 12

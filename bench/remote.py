@@ -109,8 +109,8 @@ async def play_arena(rules: RuleSet, tc: TimeControl, spawner: Spawner, a: PartA
     recorder = LatencyRecorder()
     async with open_arena_server(recorder_factory=lambda _h: (recorder, "")) as server:
         hosted = server.host.create(MatchSpec(rules=rules, seed=SEED, time_control=tc))
-        argv = [sys.executable, str(BOT), "--server", server.target, "--token"]
-        procs = [spawner.spawn([*argv, t]) for t in hosted.tokens if t is not None]
+        argv = [sys.executable, str(BOT), "--server", server.target]
+        procs = [spawner.spawn([*argv, f"--token={t}"]) for t in hosted.tokens if t is not None]
         await hosted.done.wait()
         a.bots += [json.loads(out) for out in await spawner.wait_all(procs)]
     referee = hosted.referee
@@ -193,14 +193,19 @@ async def part_b(levels: list[int], deals: int, cap: float, spawner: Spawner) ->
     for n in levels:
         argv = [sys.executable, __file__, "--level", str(n), "--deals", str(deals)]
         proc = spawner.spawn([*argv, "--cap", str(cap)])
-        (out,) = await spawner.wait_all([proc], timeout=cap + 90)
-        reports.append(json.loads(out))
+        try:
+            (out,) = await spawner.wait_all([proc], timeout=cap + 90)
+        except (RuntimeError, trio.TooSlowError) as exc:
+            reports.append({"matches": n, "failed": f"{type(exc).__name__}: {exc}"[-600:]})
+            proc.kill()
+        else:
+            reports.append(json.loads(out))
     return reports
 
 
 def print_b(reports: list[dict[str, Any]], deals: int, cap: float) -> None:
     print(
-        f"\nPart B — concurrent matches on one server ({deals} deal each, fallback bots in "
+        f"\nPart B — concurrent matches on one server ({deals} deal(s) each, fallback bots in "
         f"2 client processes, decision limit 5 s, cap {cap:.0f} s per level)"
     )
     head = (
@@ -210,6 +215,9 @@ def print_b(reports: list[dict[str, Any]], deals: int, cap: float) -> None:
     )
     print(head)
     for r in reports:
+        if "failed" in r:
+            print(f"  {r['matches']:>7}  level failed: {r['failed']}")
+            continue
         mem = f"{r['rss_base']:.0f} / {r['rss_peak']:.0f} / {r['rss_after']:.0f}"
         cpu = f"{r['cpu_server']:.1f} / {r['cpu_clients']:.1f}"
         print(

@@ -226,8 +226,8 @@ async def replay_raw(
     registrations = [partial(pb_grpc.add_ArenaServicer_to_server, servicer)]
     config = GrpcServerConfig(service_names=("arena.v1.Arena",))
     async with open_grpc_server(registrations, config) as server:
-        argv = [PY, str(BOT), "--server", server.target, "--token"]
-        await spawner.wait_all([spawner.spawn([*argv, str(s)]) for s in range(clients)])
+        argv = [PY, str(BOT), "--server", server.target]
+        await spawner.wait_all([spawner.spawn([*argv, f"--token={s}"]) for s in range(clients)])
     return servicer.latencies, servicer.wall
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from gamekit import Script, of_type, snapshot, stack
 
 from arena.bots import make_bot
 from arena.errors import IllegalPlay, StateError
@@ -29,7 +30,6 @@ from arena.game import (
     play_match,
 )
 from arena.rules import CARDS, Card, Rank, RuleSet, is_bid_shape
-from gamekit import Script, of_type, snapshot, stack
 
 Builder = Callable[[MatchMachine, Decision], Action | None]
 

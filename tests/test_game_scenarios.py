@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from gamekit import SEED_FOR_FIRST_SEAT, Script, cards, hands_of, of_type, stack
 
 from arena.errors import IllegalPlay
 from arena.game import (
@@ -33,7 +34,6 @@ from arena.game import (
     shuffled_deck,
 )
 from arena.rules import Bid, Rank, RuleSet, Suit, points
-from gamekit import SEED_FOR_FIRST_SEAT, Script, cards, hands_of, of_type, stack
 
 ONE_DEAL = RuleSet(deals=1)
 

@@ -23,8 +23,10 @@ own throw fail). :func:`check_bot` plays the scenarios; :func:`render`,
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import math
+import multiprocessing
 import os
 import time
 import xml.etree.ElementTree as ET
@@ -320,7 +322,7 @@ def random_scenarios(matches: int, seed: int, deals: int) -> list[Scenario]:
                 deals,
                 kind="random",
                 opponents=opponents,
-                targets=(BID, LAST),
+                targets=(LAST,),
             )
         )
     return out
@@ -487,6 +489,10 @@ class _Walker:
         )
 
 
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
 def _remove(hand: list[Card], played: Sequence[Card], strict: bool = True) -> None:
     for card in played:
         if card in hand:
@@ -558,7 +564,8 @@ class FaultReport:
             trump = pos.trump or "not declared yet"
             dealer = "not decided" if pos.dealer is None else f"seat {pos.dealer}"
             lines.append(f"trump:   {trump}; dealer {dealer}")
-            lines.append(f"hand:    {format_cards(pos.hand) or '(empty)'} ({len(pos.hand)} cards)")
+            n = len(pos.hand)
+            lines.append(f"hand:    {format_cards(pos.hand) or '(empty)'} ({n} card{_s(n)})")
             if pos.kind == "play":
                 so_far = "; ".join(f"seat {s}: {format_cards(c)}" for s, c in pos.plays)
                 lines.append(f"trick:   {so_far or '(the bot leads)'}")
@@ -606,8 +613,13 @@ class ScenarioResult:
 
     @property
     def status(self) -> str:
-        if self.faults or self.other_faults:
+        """``pass``, ``fail`` (the bot faulted), ``error`` (the match did not complete)
+        or ``skipped``. A built-in opponent's fault is only a warning: it says the
+        machine is too busy for the time limit, not that the bot is wrong."""
+        if self.faults:
             return "fail"
+        if self.state == "skipped":
+            return "skipped"
         if self.state != "finished" or self.error:
             return "error"
         return "pass"
@@ -721,34 +733,75 @@ class CheckReport:
 # -- playing ------------------------------------------------------------------------------
 
 
-def check_bot(command: str, scenarios: Sequence[Scenario], options: CheckOptions) -> CheckReport:
-    """Play every scenario (``options.parallel`` at a time); never raises for a bot's
-    misbehaviour: that is what the report is for."""
+OnResult = Callable[["ScenarioResult"], None]
+
+
+def check_bot(
+    command: str,
+    scenarios: Sequence[Scenario],
+    options: CheckOptions,
+    on_result: OnResult | None = None,
+    initializer: Callable[[], None] | None = None,
+) -> CheckReport:
+    """Play every scenario, ``options.parallel`` at a time, each in its own worker
+    process (so that one match's work never delays another's clock); never raises for a
+    bot's misbehaviour: that is what the report is for. ``on_result`` is called (here)
+    as each scenario finishes; ``initializer`` runs first in each worker."""
     started = time.perf_counter()
-    results = trio.run(_play_all, command, list(scenarios), options)
-    return CheckReport(command, options, results, time.perf_counter() - started)
+    todo = list(scenarios)
+    results: dict[int, ScenarioResult] = {}
+
+    def done(i: int, result: ScenarioResult) -> None:
+        results[i] = result
+        if on_result is not None:
+            on_result(result)
+
+    def stop() -> bool:
+        return options.fail_fast and any(r.status != "pass" for r in results.values())
+
+    if options.parallel <= 1 or len(todo) <= 1:
+        for i, scenario in enumerate(todo):
+            done(i, _skipped(scenario) if stop() else run_scenario(command, scenario, options))
+    else:
+        context = multiprocessing.get_context("spawn")  # no forked gRPC or trio state
+        with concurrent.futures.ProcessPoolExecutor(
+            options.parallel, mp_context=context, initializer=initializer
+        ) as pool:
+            futures = {
+                pool.submit(run_scenario, command, scenario, options): i
+                for i, scenario in enumerate(todo)
+            }
+            for future in concurrent.futures.as_completed(futures):
+                i = futures[future]
+                if future.cancelled():
+                    continue
+                try:
+                    result = future.result()
+                except Exception as exc:  # the worker died (killed, out of memory)
+                    result = ScenarioResult(todo[i], error=f"worker failed: {exc!r}")
+                done(i, result)
+                if stop():
+                    for other in futures:
+                        other.cancel()
+        for i, scenario in enumerate(todo):
+            if i not in results:
+                done(i, _skipped(scenario))
+    ordered = [results[i] for i in range(len(todo))]
+    return CheckReport(command, options, ordered, time.perf_counter() - started)
 
 
-async def _play_all(
-    command: str, scenarios: list[Scenario], options: CheckOptions
-) -> list[ScenarioResult]:
-    results = [ScenarioResult(s) for s in scenarios]
-    limiter = trio.CapacityLimiter(max(1, options.parallel))
-    stop = trio.Event()
+def _skipped(scenario: Scenario) -> ScenarioResult:
+    return ScenarioResult(scenario, state="skipped", error="skipped after a failure (--fail-fast)")
 
-    async def one(result: ScenarioResult) -> None:
-        async with limiter:
-            if stop.is_set():
-                result.error = "skipped (--fail-fast)"
-                return
-            await play_scenario(command, result, options)
-            if options.fail_fast and result.status != "pass":
-                stop.set()
 
-    async with trio.open_nursery() as nursery:
-        for result in results:
-            nursery.start_soon(one, result)
-    return results
+def run_scenario(command: str, scenario: Scenario, options: CheckOptions) -> ScenarioResult:
+    """Play one scenario (blocking: its own trio run)."""
+    result = ScenarioResult(scenario)
+    try:
+        trio.run(play_scenario, command, result, options)
+    except Exception as exc:  # the harness itself failed: report it, play the others
+        result.error = f"{type(exc).__name__}: {exc}"
+    return result
 
 
 async def play_scenario(command: str, result: ScenarioResult, options: CheckOptions) -> None:
@@ -795,8 +848,10 @@ async def play_scenario(command: str, result: ScenarioResult, options: CheckOpti
     result.connected = remote is None or remote.ever_connected.is_set()
     log = out / f"{hosted.id}.seat{seat}.log"
     if log.exists():
-        result.log = str(log)
-        result.log_tail = _tail(log)
+        named = out / f"{scenario.name}.bot.log"
+        log.replace(named)
+        result.log = str(named)
+        result.log_tail = _tail(named)
     referee = hosted.referee
     if referee is None:
         return
@@ -865,42 +920,43 @@ def render(report: CheckReport) -> str:
     lines = [
         f"arena check-bot: {report.command}",
         f"time limit {o.time_limit_ms} ms per decision, bank {o.time_bank_ms} ms, "
-        f"reconnect grace {o.grace_ms} ms; a scenario stops at {o.max_faults} faults",
+        f"reconnect grace {o.grace_ms} ms; a scenario stops at the bot's "
+        f"{o.max_faults}th fault",
         "",
     ]
     width = max([len(r.scenario.name) for r in report.results] + [8])
     for r in report.results:
         s = r.scenario
         lat = latency_summary(r.latencies)
-        status = r.status.upper()
-        note = f"{len(r.faults)} fault{'s' if len(r.faults) != 1 else ''}" if r.faults else ""
-        if r.status == "error":
+        note = f"{len(r.faults)} fault{_s(len(r.faults))}" if r.faults else ""
+        if r.status in ("error", "skipped"):
             note = r.error or f"match {r.state}"
-        elif not r.faults and r.other_faults:
-            note = "a built-in opponent faulted"
+        elif r.other_faults:
+            note = (note + "; " if note else "") + "warning: a built-in opponent faulted"
         lines.append(
-            f"{status:<5} {s.name:<{width}}  seat {s.seat}  {r.decisions:>3} answers  "
+            f"{r.status.upper():<5} {s.name:<{width}}  seat {s.seat}  {r.decisions:>3} answers  "
             f"p50 {lat['p50']:6.1f} ms  p99 {lat['p99']:6.1f} ms  {note}".rstrip()
         )
-        if r.missed:
+        if r.missed and r.status != "skipped":
             lines.append(f"{'':<6}{'':<{width}}  not reached: {'; '.join(r.missed)}")
     for r in report.results:
-        if r.status == "pass":
+        if r.status in ("pass", "skipped") and not r.other_faults:
             continue
         lines += ["", f"{r.status.upper()} {r.scenario.name}: {r.scenario.description}"]
         lines += _failure_lines(r, "  ")
     total = latency_summary(report.latencies())
-    lines += [
-        "",
-        f"latency of the bot ({total['n']} answers): {_ms(total)}",
-    ]
-    failed = [r for r in report.results if r.status != "pass"]
-    counts = report.fault_counts()
+    lines += ["", f"latency of the bot ({total['n']} answers): {_ms(total)}"]
+    n = len(report.results)
     if report.passed:
-        lines.append(f"result: PASS — {len(report.results)} scenarios, no faults")
+        lines.append(f"result: PASS — {n} scenario{_s(n)}, no faults")
     else:
-        kinds = ", ".join(f"{k} {n}" for k, n in sorted(counts.items())) or "no faults"
-        lines.append(f"result: FAIL — {len(failed)} of {len(report.results)} scenarios ({kinds})")
+        failed = sum(1 for r in report.results if r.status == "fail")
+        errors = sum(1 for r in report.results if r.status == "error")
+        kinds = ", ".join(f"{k} {c}" for k, c in sorted(report.fault_counts().items()))
+        parts = [f"{failed} of {n} scenarios with faults" + (f" ({kinds})" if kinds else "")]
+        if errors:
+            parts.append(f"{errors} did not complete")
+        lines.append("result: FAIL — " + "; ".join(parts))
     lines.append(f"records and bot logs: {o.out}/")
     return "\n".join(lines)
 
@@ -909,22 +965,23 @@ def _failure_lines(r: ScenarioResult, indent: str) -> list[str]:
     seat = r.scenario.seat
     lines: list[str] = []
     if not r.connected:
-        lines.append(f"{indent}the bot never took its seat (connect timeout or refused)")
+        lines.append(f"{indent}the bot never took its seat (it did not start, crashed at once, "
+                     "or was refused)")  # fmt: skip
     for i, fault in enumerate(r.faults, 1):
         lines.append(f"{indent}#{i}")
         lines += [f"{indent}  {line}" for line in fault.details(seat)]
     if r.uncharged:
         lines.append(
-            f"{indent}and {r.uncharged} later decisions played by fallback while the bot "
-            "was away (not charged again)"
+            f"{indent}and {r.uncharged} later decision{_s(r.uncharged)} played by fallback while "
+            "the bot was away (not charged again)"
         )
     for other in r.other_faults:
-        lines.append(f"{indent}harness: {other}")
-    if r.state != "finished" or r.error:
-        lines.append(f"{indent}match {r.state or 'not run'}{': ' + r.error if r.error else ''}")
+        lines.append(f"{indent}warning: {other} (the machine may be too busy for this time limit)")
+    if r.state not in ("finished", "skipped") or (r.error and r.state != "skipped"):
+        lines.append(f"{indent}match {r.state}{': ' + r.error if r.error else ''}")
     if r.result.startswith("forfeit"):
         lines.append(f"{indent}the scenario was stopped: {r.result}")
-    if r.log_tail:
+    if r.log_tail and r.status != "pass":
         lines.append(f"{indent}bot log ({r.log}), last lines:")
         lines += [f"{indent}  | {line}" for line in r.log_tail]
     if r.record:
@@ -935,14 +992,12 @@ def _failure_lines(r: ScenarioResult, indent: str) -> list[str]:
 def junit_xml(report: CheckReport) -> str:
     """JUnit XML: one test suite, one test case per scenario."""
     results = report.results
-    failures = sum(1 for r in results if r.status == "fail")
-    errors = sum(1 for r in results if r.status == "error")
     attrs = {
         "name": "arena check-bot",
         "tests": str(len(results)),
-        "failures": str(failures),
-        "errors": str(errors),
-        "skipped": "0",
+        "failures": str(sum(1 for r in results if r.status == "fail")),
+        "errors": str(sum(1 for r in results if r.status == "error")),
+        "skipped": str(sum(1 for r in results if r.status == "skipped")),
         "time": f"{report.seconds:.3f}",
     }
     root = ET.Element("testsuites", attrs)
@@ -963,19 +1018,18 @@ def junit_xml(report: CheckReport) -> str:
             "testcase",
             {"classname": f"check-bot.{s.kind}", "name": s.name, "time": f"{r.seconds:.3f}"},
         )
+        details = _clean("\n".join(_failure_lines(r, "")))
         if r.status == "fail":
-            first = r.faults[0].headline if r.faults else (r.other_faults or ["fault"])[0]
-            kind = r.faults[0].kind if r.faults else "harness"
             more = f" (+{len(r.faults) - 1} more)" if len(r.faults) > 1 else ""
-            failure = ET.SubElement(
-                case, "failure", {"message": _clean(first + more), "type": kind}
-            )
-            failure.text = _clean("\n".join(_failure_lines(r, "")))
+            message = _clean(r.faults[0].headline + more)
+            ET.SubElement(
+                case, "failure", {"message": message, "type": r.faults[0].kind}
+            ).text = details
         elif r.status == "error":
-            error = ET.SubElement(
-                case, "error", {"message": _clean(r.error or f"match {r.state}"), "type": r.state}
-            )
-            error.text = _clean("\n".join(_failure_lines(r, "")))
+            message = _clean(r.error or f"match {r.state}")
+            ET.SubElement(case, "error", {"message": message, "type": r.state}).text = details
+        elif r.status == "skipped":
+            ET.SubElement(case, "skipped", {"message": _clean(r.error)})
         lat = latency_summary(r.latencies)
         out = [
             s.description,
@@ -984,6 +1038,7 @@ def junit_xml(report: CheckReport) -> str:
         ]
         if r.missed:
             out.append(f"not reached: {'; '.join(r.missed)}")
+        out += [f"warning: {w}" for w in r.other_faults]
         if r.record:
             out.append(f"record: {r.record}")
         ET.SubElement(case, "system-out").text = _clean("\n".join(out))

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from arena.batch import default_parallel
 from arena.batch.checkbot import (
     CheckOptions,
+    ScenarioResult,
     check_bot,
     junit_xml,
     random_scenarios,
@@ -30,6 +31,7 @@ from arena.batch.checkbot import (
     stacked_scenarios,
 )
 from arena.cli.logs import configure_logging
+from arena.cli.progress import Progress
 
 
 def register(sub: Any) -> None:
@@ -106,7 +108,8 @@ def register(sub: Any) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="scenarios played at the same time (default: 2, or 1 on one core)",
+        help="scenarios played at the same time, each in its own process "
+        "(default: the number of cores, at most 4)",
     )
     p.add_argument("--fail-fast", action="store_true", help="stop after the first failure")
     p.add_argument(
@@ -122,13 +125,18 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def quiet_logging() -> None:
+    """Worker processes log only errors: the report tells the rest."""
+    configure_logging("error")
+
+
 def _usage(message: str) -> int:
     print(f"arena check-bot: {message}", file=sys.stderr)
     return 2
 
 
 def run(args: argparse.Namespace) -> int:
-    configure_logging("error")
+    quiet_logging()
     if not args.command.strip():
         return _usage("give the bot's command")
     for name in ("matches", "deals", "time_limit", "time_bank", "grace", "max_faults"):
@@ -157,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
     if not scenarios:
         return _usage("no scenario to play (--no-stacked with --matches 0)")
     out = Path(args.out or f"records/check-bot-{time.strftime('%Y%m%d-%H%M%S')}")
-    parallel = args.parallel or (2 if (os.cpu_count() or 1) > 1 else 1)
+    parallel = args.parallel or min(4, default_parallel())
     options = CheckOptions(
         time_limit_ms=args.time_limit,
         time_bank_ms=args.time_bank,
@@ -168,7 +176,15 @@ def run(args: argparse.Namespace) -> int:
         out=out,
         fail_fast=args.fail_fast,
     )
-    report = check_bot(args.command, scenarios, options)
+    with Progress(len(scenarios), "scenarios") as bar:
+        failed = 0
+
+        def on_result(result: ScenarioResult) -> None:
+            nonlocal failed
+            failed += result.status != "pass"
+            bar.advance(note=f"{result.scenario.name} {result.status}; not passed {failed}")
+
+        report = check_bot(args.command, scenarios, options, on_result, quiet_logging)
     if args.junit:
         path = Path(args.junit)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@ machine wrongly (answering for a seat that was not asked) raises
 from __future__ import annotations
 
 import enum
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Final
 
@@ -351,7 +352,9 @@ class DealMachine:
             self.lead_units = list(lead.units)
             if lead.failed:
                 self.throw_penalties += lead.penalty
-                self.revealed[seat].extend(lead.returned)
+                # shown cards stay shown: a second failed throw shows only what is new
+                union = Counter(self.revealed[seat]) | Counter(lead.returned)
+                self.revealed[seat] = list(union.elements())
                 self._emit(
                     ThrowFailed(
                         seat, action, landed, lead.returned, lead.blocker or 0, lead.penalty

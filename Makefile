@@ -56,6 +56,7 @@ demo: setup  ## a real match: four sample bots over gRPC, record under records/
 
 bench: setup  ## benchmarks (ratios measured side by side)
 	$(BIN)/python bench/rules.py
+	$(BIN)/python bench/remote.py
 
 proto: setup  ## regenerate the committed protobuf code from proto/
 	$(BIN)/python -m arena.server.codegen

@@ -13,7 +13,6 @@ import resource
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from functools import partial
@@ -42,9 +41,11 @@ PY = sys.executable
 
 
 def die_with_parent() -> None:
-    """In a child started by :class:`Spawner`: end when the parent does (Linux)."""
+    """In a child started by :class:`Spawner`: end when the parent does (Linux), by a
+    SIGTERM taken as Ctrl-C so that this child's own children are ended too."""
     parent = os.environ.get("BENCH_PARENT_PID")
     if parent and sys.platform == "linux":
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
         import ctypes
 
         ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
@@ -77,13 +78,24 @@ class Spawner:
                 p.kill()
                 p.wait()
 
-    def spawn(self, argv: Sequence[str]) -> subprocess.Popen[str]:
-        # Popen from the trio thread itself: PR_SET_PDEATHSIG follows the forking thread.
+    def spawn(self, argv: Sequence[str], stdin: str | None = None) -> subprocess.Popen[str]:
+        """Start ``argv`` (from the trio thread itself: PR_SET_PDEATHSIG follows the
+        thread that forked), writing ``stdin`` to it if given."""
         env = {**os.environ, "BENCH_PARENT_PID": str(os.getpid())}
         proc = subprocess.Popen(
-            list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+            list(argv),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
         )
         self.procs.append(proc)
+        if stdin is not None:
+            assert proc.stdin is not None
+            proc.stdin.write(stdin)
+            proc.stdin.close()
+            proc.stdin = None  # so that communicate() leaves it alone
         return proc
 
     async def wait_all(
@@ -185,6 +197,7 @@ class ReplayArena(pb_grpc.ArenaServicer):
         self.streams: dict[int, Any] = {}
         self.latencies: list[float] = []
         self.wall = 0.0
+        self.error = ""
         self._done: asyncio.Event | None = None
         self._runner: asyncio.Task[None] | None = None
 
@@ -215,6 +228,8 @@ class ReplayArena(pb_grpc.ArenaServicer):
             self.wall = time.perf_counter() - started
             for stream in self.streams.values():
                 await stream.write(pb.RefereeMessage(match_end=pb.MatchEnd()))
+        except Exception as exc:  # a client went away: the caller finds it gone too
+            self.error = f"{type(exc).__name__}: {exc}"
         finally:
             self._done.set()
 
@@ -228,6 +243,8 @@ async def replay_raw(
     async with open_grpc_server(registrations, config) as server:
         argv = [PY, str(BOT), "--server", server.target]
         await spawner.wait_all([spawner.spawn([*argv, f"--token={s}"]) for s in range(clients)])
+    if servicer.error:
+        raise RuntimeError(f"raw replay failed: {servicer.error}")
     return servicer.latencies, servicer.wall
 
 
@@ -304,31 +321,27 @@ async def level_report(n: int, deals: int, cap: float, spawner: Spawner) -> dict
             for i in range(n)
         ]
         probe = Probe(hosted)
-        with tempfile.TemporaryDirectory() as tmp:
-            procs = []
-            for k in range(2):
-                path = Path(tmp) / f"tokens{k}"
-                path.write_text("\n".join(t for h in hosted[k::2] for t in h.tokens if t))
-                argv = [PY, str(BOT), "--server", server.target, "--tokens-file", str(path)]
-                procs.append(spawner.spawn(argv))
-            started = trio.current_time()
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(probe.run)
-                with trio.move_on_after(cap) as capped:
-                    for h in hosted:
-                        await h.done.wait()
-                nursery.cancel_scope.cancel()
-            ended = trio.current_time()
-            cpu_server = cpu_seconds(resource.RUSAGE_SELF) - cpu_base
-            rss_after, _ = memory_mib()
-            if capped.cancelled_caught:
-                notes.append(f"capped at {cap:.0f} s: unfinished matches cancelled")
+        argv = [PY, str(BOT), "--server", server.target, "--tokens-file", "-"]
+        shares = ["\n".join(t for h in hosted[k::2] for t in h.tokens if t) for k in range(2)]
+        procs = [spawner.spawn(argv, stdin=share) for share in shares]
+        started = trio.current_time()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(probe.run)
+            with trio.move_on_after(cap) as capped:
                 for h in hosted:
-                    server.host.cancel(h.id, "bench time cap")
-                with trio.move_on_after(10):
-                    for h in hosted:
-                        await h.done.wait()
-            outs = await spawner.wait_all(procs, timeout=30)
+                    await h.done.wait()
+            nursery.cancel_scope.cancel()
+        ended = trio.current_time()
+        cpu_server = cpu_seconds(resource.RUSAGE_SELF) - cpu_base
+        rss_after, _ = memory_mib()
+        if capped.cancelled_caught:
+            notes.append(f"capped at {cap:.0f} s: unfinished matches cancelled")
+            for h in hosted:
+                server.host.cancel(h.id, "bench time cap")
+            with trio.move_on_after(10):
+                for h in hosted:
+                    await h.done.wait()
+        outs = await spawner.wait_all(procs, timeout=30)
         _, rss_peak = memory_mib()
     for out in outs:
         tally = json.loads(out)

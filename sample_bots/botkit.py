@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import queue
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -112,7 +113,12 @@ def _log(arrow: str, message: Message) -> None:
     stamp = time.strftime("%H:%M:%S") + f".{int(time.time() * 1000) % 1000:03d}"
     with open(_transcript, "a", encoding="utf-8") as out:
         out.write(f"# {stamp} {arrow} {type(message).__name__}\n")
-        out.write(text_format.MessageToString(message, as_utf8=True))
+        text = text_format.MessageToString(message, as_utf8=True)
+        out.write(_ONE_LINE_CARD.sub(r"{ suit: \1 rank: \2 }", text))
+
+
+# A Card block (four lines in text format) rewritten on one line, still valid text format.
+_ONE_LINE_CARD = re.compile(r"\{\n\s*suit: (\w+)\n\s*rank: (\w+)\n\s*\}")
 
 
 def run(

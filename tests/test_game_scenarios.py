@@ -326,8 +326,9 @@ def test_must_defend_levels_and_the_level_cap(
     assert ended.levels_gained == gained
     assert ended.levels[ended.dealer % 2] is level
     assert match.finished is finished
-    if finished:
+    if finished:  # the dealer team climbed past A from Q: not "kept at A"
         assert match.result is not None and match.result.winner == ended.dealer % 2
+        assert match.result.reason == "passed_a"
 
 
 # -- bid windows ------------------------------------------------------------------------

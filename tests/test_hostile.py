@@ -14,9 +14,10 @@ must not suffer) and two in-process built-in bots; ``silent`` and ``garbage firs
 never connect, so their matches start after a short connect timeout with built-in
 partners only.
 
-Real clock: only ``sleepy`` plays against a small limit, and it overruns it by
-several times, never by a hair; every other match has roomy limits, so a loaded
-machine cannot fault a well-behaved bot (STYLE.md habit 9).
+Real clock: only ``sleepy`` plays against a short limit, and it overruns limit and
+bank together by about three times, never by a hair; every match gives a stalled
+well-behaved bot seconds of bank, so a loaded machine does not fault it (STYLE.md
+habit 9).
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ HOSTILE = ROOT / "tests" / "hostile"
 SAMPLE = [sys.executable, str(ROOT / "sample_bots" / "random_bot.py"), "--seed", "1"]
 CLEAN_DEALS = 4  # the clean match is longer, so that it overlaps the hostile ones
 ROOMY = TimeControl(decision_ms=1000, bank_ms=5000, grace_ms=1000)
-TIGHT = TimeControl(decision_ms=200, bank_ms=300, grace_ms=1000)  # sleepy sleeps 2 s
+# sleepy's: a 0.5 s limit; the 1.5 s bank shields its partners from a loaded machine
+TIGHT = TimeControl(decision_ms=500, bank_ms=1500, grace_ms=1000)
 POLICY = FaultPolicy(max_faults=50)  # let every hostile match run to its end
 CONNECT = 60.0  # seconds for a match's bots to connect (a loaded machine is slow)
 NEVER = 3.0  # the connect timeout of a match whose hostile bot never joins
@@ -81,7 +83,7 @@ class Case:
 
 
 CASES = {
-    "sleepy": Case(hostile("sleepy", "2"), tc=TIGHT),  # 2 s against 0.2 + 0.3 bank
+    "sleepy": Case(hostile("sleepy", "6"), tc=TIGHT),  # 6 s against 0.5 + 1.5 bank
     "illegal": Case(hostile("illegal")),
     "garbage": Case(hostile("garbage")),
     "garbage-first": Case(hostile("garbage", "first"), sample=None, connect=NEVER),
@@ -206,7 +208,8 @@ async def _arena_match(run: Run) -> None:
     argv += ["--policy", "strict", "--record", str(run.folder / "cli.jsonl")]
     for bot in ("builtin:random", " ".join(hostile("illegal")), "builtin:greedy", "builtin:random"):
         argv += ["--bot", bot]
-    run.cli = await trio.run_process(argv, capture_stdout=True, capture_stderr=True, cwd=ROOT)
+    with trio.fail_after(RUN_TIMEOUT):
+        run.cli = await trio.run_process(argv, capture_stdout=True, capture_stderr=True, cwd=ROOT)
 
 
 async def _run_all(folder: Path) -> Run:
@@ -284,7 +287,9 @@ def test_the_other_match_is_unaffected(run: Run) -> None:
 
 def _expect(name: str, p: Played, h: int) -> None:
     """What the hostile bot ``name`` in seat ``h`` must have caused in its match ``p``."""
-    mine = [(f.kind, f.reason) for f in p.faults if f.seat == h]
+    mine = [(f.kind, f.reason) for f in p.faults if f.seat == h and f.charged]
+    uncharged = [(f.kind, f.reason) for f in p.faults if f.seat == h and not f.charged]
+    assert set(uncharged) <= {(FaultKind.DISCONNECTED, "disconnected (still)")}
     kinds = [k for k, _ in mine]
     reports = p.reports()
     told = [(r["verdict"], r["reason"]) for r in reports if "verdict" in r]
@@ -310,7 +315,8 @@ def _expect(name: str, p: Played, h: int) -> None:
     elif name == "flood":
         assert kinds == [FaultKind.UNKNOWN_SEQUENCE]
         assert "answer for seq" in mine[0][1]
-        assert p.seat(h).late_answers > 100 and p.seat(h).dropped > 0
+        seat = p.seat(h)  # each of its 2000 unrequested Actions dropped or discarded
+        assert seat.late_answers + seat.dropped >= 2000
     elif name == "crash":
         assert kinds == [FaultKind.DISCONNECTED]  # one absence, charged once
         assert p.codes[h] == 3

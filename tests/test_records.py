@@ -580,6 +580,7 @@ def test_cli_show_seat_sees_only_its_hand(
     assert main(["show", str(short), "--seat", str(seat), "--no-color"]) == 0
     out = capsys.readouterr().out
     assert hands_shown(out) == [seat]
+    assert f"as seen by seat {seat}\n" in out and f"seat {seat}'s answers" in out
     record = read_record(short)
     (deal,) = record.deals(seat)
     assert deal.deck is None
@@ -648,3 +649,23 @@ def test_a_writer_can_continue_a_record(tmp_path: Path) -> None:
     assert verify(record).ok
     with pytest.raises(ValueError):
         RecordWriter(io.BytesIO(), header(setup), continuing=b'{"n":0')
+
+
+def test_empty_and_header_only_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = parse_record(b"")
+    assert not empty.complete and empty.problems == [] and empty.header is None
+    assert str(verify(empty)) == "incomplete: no complete line"
+    path = tmp_path / "h.jsonl"
+    RecordWriter.open(path, header(MatchSetup())).__exit__(None, None, None)
+    assert main(["replay", str(path), "--verify"]) == 3
+    assert "incomplete: last complete line 0" in capsys.readouterr().out
+    assert main(["show", str(path)]) == 0
+    assert "incomplete: last complete line 0" in capsys.readouterr().out
+
+
+def test_a_newer_version_is_refused_on_line_0(short: Path) -> None:
+    rewrite(short, 0, lambda o: o.update(version=2))
+    record = read_record(short)
+    assert record.header is None
+    assert record.problems[0].startswith("line 0: header: format version 2")
+    assert verify(record).line == 0

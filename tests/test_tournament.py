@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from arena.batch import BotSpec, MatchSummary
 from arena.batch.tournament import build_jobs, pairings, rate
+from arena.cli.logs import configure_logging
 from arena.cli.main import main
 from arena.records import read_record, verify
+
+
+@pytest.fixture(autouse=True)
+def _logging_back_on_real_stderr() -> Iterator[None]:
+    """``main`` binds the log output to the sys.stderr of the moment, which is capsys's
+    (closed after the test): later tests must not log into it."""
+    yield
+    configure_logging("warning", stream=sys.__stderr__)
 
 
 def _summary(index: int, bots: tuple[str, str, str, str], winner: int | None) -> MatchSummary:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -45,7 +46,9 @@ def register(sub: Any) -> None:
         "  arena check-bot 'python my_bot.py' --matches 10 --junit report.xml\n"
         "  arena check-bot 'node bot.js' --scenario follow-tractor --scenario failed-throw",
     )
-    p.add_argument("command", metavar="CMD", help="the bot's command line (quote it)")
+    p.add_argument(
+        "command", metavar="CMD", nargs="?", default="", help="the bot's command line (quote it)"
+    )
     p.add_argument(
         "--matches",
         type=int,
@@ -137,13 +140,13 @@ def _usage(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     quiet_logging()
-    if not args.command.strip():
-        return _usage("give the bot's command")
     for name in ("matches", "deals", "time_limit", "time_bank", "grace", "max_faults"):
         if getattr(args, name) < (1 if name in ("deals", "time_limit", "max_faults") else 0):
             return _usage(f"--{name.replace('_', '-')} is out of range")
     if args.parallel is not None and args.parallel < 1:
         return _usage("--parallel must be at least 1")
+    if args.connect_timeout <= 0:
+        return _usage("--connect-timeout must be positive")
     if args.command.startswith("builtin:"):
         from arena.bots import BUILTIN
 
@@ -154,6 +157,12 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         print(scenario_table(scenarios))
         return 0
+    try:
+        words = shlex.split(args.command)
+    except ValueError as exc:
+        return _usage(f"cannot read the bot's command {args.command!r}: {exc}")
+    if not words:
+        return _usage("give the bot's command (e.g. arena check-bot 'python my_bot.py')")
     if args.scenario:
         known = {s.name for s in scenarios}
         unknown = [n for n in args.scenario if n not in known]
@@ -165,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
     if not scenarios:
         return _usage("no scenario to play (--no-stacked with --matches 0)")
     out = Path(args.out or f"records/check-bot-{time.strftime('%Y%m%d-%H%M%S')}")
+    out.mkdir(parents=True, exist_ok=True)
     parallel = args.parallel or min(4, default_parallel())
     options = CheckOptions(
         time_limit_ms=args.time_limit,

@@ -61,8 +61,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def summary(record: Record) -> list[str]:
-    """A few lines on who played what, and how it ended."""
+def summary(record: Record, seat: int | None = None) -> list[str]:
+    """A few lines on who played what, and how it ended (with ``seat``: as that seat saw
+    it, so its own answers and faults only)."""
     out = [f"record: {record.path} ({len(record.lines)} lines)"]
     header = record.header
     if header is not None:
@@ -71,9 +72,9 @@ def summary(record: Record) -> list[str]:
         out.append(
             f"match {header.match_id} · seed {header.seed} · arena {header.arena_version} · {rules}"
         )
-        for seat, s in enumerate(header.seats):
+        for i, s in enumerate(header.seats):
             version = f" {s.version}" if s.version else ""
-            out.append(f"  seat {seat} (team {seat % 2}): {s.name} [{s.bot}{version}]")
+            out.append(f"  seat {i} (team {i % 2}): {s.name} [{s.bot}{version}]")
     result = record.result
     if result is not None:
         winner = "a draw" if result.winner is None else f"team {result.winner} wins"
@@ -81,8 +82,12 @@ def summary(record: Record) -> list[str]:
         out.append(
             f"result: {winner} ({result.reason}) after {result.deals} deals; levels {levels}"
         )
-    faults = [a for a in record.answers() if a.fault]
-    out.append(f"answers: {len(record.answers())}, faults: {len(faults)}")
+    answers = [a for a in record.answers() if seat is None or a.seat == seat]
+    faults = [a for a in answers if a.fault]
+    mine = f"seat {seat}'s " if seat is not None else ""
+    out.append(f"{mine}answers: {len(answers)}, faults: {len(faults)}")
+    if seat is not None:
+        out.append(f"as seen by seat {seat}")
     return out
 
 

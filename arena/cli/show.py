@@ -56,9 +56,7 @@ def render(
 ) -> Iterable[str]:
     """The lines of ``arena show``."""
     paint = _Paint(color)
-    yield from summary(record)
-    if seat is not None:
-        yield f"as seen by seat {seat}"
+    yield from summary(record, seat)
     rules = record.header.rules if record.header else None
     for d in record.deals(seat):
         if deal is None or d.deal == deal:
@@ -75,7 +73,11 @@ def render(
         )
     if not record.complete:
         last = record.last_complete_line
-        yield f"incomplete: last complete line {last}" if last >= 0 else "incomplete: empty"
+        yield (
+            f"incomplete: last complete line {last}"
+            if last >= 0
+            else "incomplete: no complete line"
+        )
     if record.problems:
         yield paint.fault(f"{len(record.problems)} problems:")
         for problem in record.problems:

@@ -72,7 +72,8 @@ def register(sub: Any) -> None:
         "--ray",
         default=None,
         metavar="ADDRESS",
-        help="run each match as a Ray task: 'local', 'auto' (RAY_ADDRESS) or ray://HOST:10001",
+        help="run each match as a Ray task: 'local' (starts one here), 'auto' (RAY_ADDRESS or "
+        "this node's cluster), HOST:6379 or ray://HOST:10001; see docs/batch.md",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object, nothing else")
     p.set_defaults(func=run)

@@ -31,6 +31,7 @@ from arena.game.recorder import AnswerFault, EventSink, FaultNote, Recorder, Rec
 from arena.game.requests import Bot, Request, SeatFeed
 from arena.game.selfplay import SelfplayStats, check_cards, play_match
 from arena.game.shuffle import first_seat, shuffled_deck
+from arena.game.stacking import hands_of, seed_for_first_seat, stack
 from arena.game.views import (
     SeatView,
     TrickView,
@@ -85,6 +86,7 @@ __all__ = [
     "TrumpDeclared",
     "check_cards",
     "first_seat",
+    "hands_of",
     "indexed_seat_events",
     "jsonable",
     "order_for",
@@ -92,6 +94,8 @@ __all__ = [
     "public_events",
     "seat_events",
     "seat_view",
+    "seed_for_first_seat",
     "shuffled_deck",
+    "stack",
     "team_of",
 ]

@@ -139,7 +139,8 @@ class MatchMachine:
                     if outcome.winner == "dealer"
                     else 1 - team_of(outcome.dealer)
                 )
-                reason = "level_a_kept" if outcome.winner == "dealer" else "passed_a"
+                kept_a = outcome.winner == "dealer" and deal.level is Rank.ACE
+                reason = "level_a_kept" if kept_a else "passed_a"
                 self._end(team, reason)
                 return
             if self.rules.deals is not None and self.deals_played >= self.rules.deals:

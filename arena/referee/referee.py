@@ -49,6 +49,8 @@ class Resume:
     team_faults: tuple[int, int]  # charged faults so far, per team
     bank_used_ms: tuple[float, float, float, float]  # per seat
     written: tuple[int, int]  # (events, decks) already in the record
+    faults: tuple[Fault, ...] = ()  # every fault recorded so far
+    clock_ms: float = 0.0  # the match time already elapsed (request times carry on)
 
 
 @dataclasses.dataclass(slots=True)
@@ -110,6 +112,7 @@ class Referee:
         self.fault_counts = [0, 0]  # per team: the policy's max_faults counts a team's faults
         self.bank = [self.tc.bank_ms / 1000] * 4
         if resume is not None:
+            self.faults = list(resume.faults)
             self.fault_counts = list(resume.team_faults)
             self.bank = [
                 max(0.0, b - used / 1000)
@@ -120,6 +123,7 @@ class Referee:
         self.late_answers = 0
         self._seq = resume.seq if resume else 0
         self._started = 0.0
+        self._elapsed_before = resume.clock_ms / 1000 if resume else 0.0
         self._feed = (
             RecordFeed(self.match, recorder, *(resume.written if resume else (0, 0)))
             if recorder is not None
@@ -147,7 +151,7 @@ class Referee:
     async def run(self) -> MatchReport:
         """Play the match to its end (or until cancelled: then it is recorded as cancelled)."""
         with structlog.contextvars.bound_contextvars(match_id=self.match_id):
-            self._started = trio.current_time()
+            self._started = trio.current_time() - self._elapsed_before
             log.info("match_started", seats=[s.name for s in self.seats], seed=self.setup.seed)
             self._flush()
             try:
@@ -280,8 +284,10 @@ class Referee:
         fault = dataclasses.replace(fault, played=played)
         if fault.charged:
             self._charge(fault)  # may forfeit the match: then nothing more is played
+        else:  # recorded (the footer lists every faulted answer), not charged again
+            self.faults.append(fault)
+        self._record_answer(outcome, played, fault)  # after a forfeit: recorded, not played
         if not self.match.finished:
-            self._record_answer(outcome, played, fault)
             self.match.answer(seat, played)
         self._answered(outcome, played, fault, where)
 

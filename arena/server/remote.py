@@ -143,7 +143,8 @@ class RemoteSeat:
             if self.conn is not None:
                 self.conn.send(message)
             while True:
-                if self.conn is None:
+                # what arrived before a disconnection still counts: read it first
+                if self.conn is None and not self._inbox.statistics().current_buffer_used:
                     await self._wait_for_return(until)
                     continue
                 item = await self._inbox.receive()

@@ -1,7 +1,7 @@
 """A benchmark bot that thinks for no time: it answers every request with its fallback.
 
 One process can play one seat (``--token``, as ``arena match`` launches bots) or many
-(``--tokens-file``, one token per line: each gets its own stream and its own TCP
+(``--tokens-file``, one token per line, ``-`` for stdin: each gets its own stream and its own TCP
 connection, all on one asyncio loop), so the load benchmark needs a couple of client
 processes, not a thousand. On exit it prints one JSON line to stdout: requests answered,
 mean serialized request and action sizes, and any stream errors.
@@ -92,9 +92,11 @@ def cli() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", default=os.environ.get("ARENA_SERVER", "127.0.0.1:50051"))
     parser.add_argument("--token", default=os.environ.get("ARENA_TOKEN", ""))
-    parser.add_argument("--tokens-file", default=None, help="many seats, one token per line")
+    parser.add_argument("--tokens-file", default=None, help="one token a line (- = stdin)")
     args = parser.parse_args()
-    if args.tokens_file:
+    if args.tokens_file == "-":
+        tokens = [line.strip() for line in sys.stdin if line.strip()]
+    elif args.tokens_file:
         with open(args.tokens_file, encoding="utf-8") as f:
             tokens = [line.strip() for line in f if line.strip()]
     else:

@@ -6,8 +6,6 @@ import sys
 import grpc
 from hostile_kit import SERVER, Stream, hello, report
 
-from arena.v1 import arena_pb2 as pb
-
 GARBAGE = b"\x0a\x64truncated"  # field 1, 100 bytes long, then 9 bytes: undecodable
 first = len(sys.argv) > 1 and sys.argv[1] == "first"
 
@@ -21,4 +19,3 @@ with grpc.insecure_channel(SERVER) as channel:
     except grpc.RpcError as exc:
         report(status=exc.code().name, details=exc.details())
     stream.close()
-_ = pb

@@ -6,7 +6,8 @@ from hostile_kit import SERVER, Stream, answer, hello, play
 
 from arena.v1 import arena_pb2 as pb
 
-ALL = [pb.Card(suit=s, rank=r) for s in (1, 2, 3, 4) for r in range(2, 15)]
+SUITS = (pb.SPADES, pb.HEARTS, pb.CLUBS, pb.DIAMONDS)
+ALL = [pb.Card(suit=s, rank=r) for s in SUITS for r in range(2, 15)]  # type: ignore[arg-type]
 cheats = ["not held", "wrong count"]
 
 

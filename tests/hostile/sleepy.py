@@ -1,4 +1,4 @@
-"""Sleeps SECONDS (default 1.5) on its first request, far past the test's deadline,
+"""Sleeps SECONDS (default 6) on its first request, far past the test's deadline,
 then answers everything, the stale request first."""
 
 import sys
@@ -7,11 +7,13 @@ import time
 import grpc
 from hostile_kit import SERVER, Stream, answer, hello, play
 
-seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 1.5
+from arena.v1 import arena_pb2 as pb
+
+seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 6.0
 slept = False
 
 
-def on_request(request):  # type: ignore[no-untyped-def]
+def on_request(request: pb.Request) -> list[pb.BotMessage]:
     global slept
     if not slept:
         slept = True

@@ -1,0 +1,135 @@
+"""RemoteSeat without the network: a fake stream, the real referee, virtual time.
+
+The servicer's three calls (``attach``, ``deliver``, ``detach``) are made directly on
+the trio thread, as the bridge would, and a fake bot answers what the seat sends it;
+the other three seats are in-process bots. So disconnections and reconnections are
+tested at exact times (STYLE.md habit 9); ``test_hostile.py`` does the same for real.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import trio
+import trio.testing
+
+from arena.bots import make_bot
+from arena.game import MatchMachine, MatchSetup, SeatFeed
+from arena.referee import FaultKind, LocalSeat, Referee, Seat, TimeControl
+from arena.rules import RuleSet
+from arena.server.remote import Connection, RemoteSeat
+from arena.v1 import arena_pb2 as pb
+
+SETUP = MatchSetup(RuleSet.from_mapping({"deals": 1}), 3)
+
+
+class Wire:
+    """One fake stream: what the seat sends to the bot arrives in ``inbox``."""
+
+    ids = iter(range(1, 1000))
+
+    def __init__(self) -> None:
+        self.id = next(self.ids)
+        self.send_in, self.inbox = trio.open_memory_channel[pb.RefereeMessage](math.inf)
+        self.seen: list[pb.RefereeMessage] = []  # what the fake bot read
+
+    def connection(self) -> Connection:
+        return Connection(self.id, self._send, lambda: True, "fake", "0")
+
+    def _send(self, message: pb.RefereeMessage) -> bool:
+        self.send_in.send_nowait(message)
+        return True
+
+
+def action(seq: int, cards: object = ()) -> pb.BotMessage:
+    return pb.BotMessage(action=pb.Action(seq=seq, cards=cards))  # type: ignore[arg-type]
+
+
+def welcome(resumed: bool) -> pb.RefereeMessage:
+    return pb.RefereeMessage(welcome=pb.Welcome(resumed=resumed))
+
+
+async def test_an_answer_that_came_before_the_disconnection_counts(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    seat, wire = RemoteSeat(1, "m", 1000, welcome), Wire()
+    assert seat.attach(wire.connection()) is None
+    match = MatchMachine(SETUP)
+    request = SeatFeed(match).request(match.pending()[0])
+    answers: list[object] = []
+
+    async def ask() -> None:
+        answers.append(await seat.ask(5, request, 1000, 0))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ask)
+        await trio.testing.wait_all_tasks_blocked()
+        seat.deliver(wire.id, action(4))  # a late answer wakes the ask...
+        seat.deliver(wire.id, action(5))  # ...the real one follows...
+        seat.detach(wire.id)  # ...and the bot is gone before the ask reads it
+    assert answers == [()]  # a pass, not a disconnection
+    assert seat.late_answers == 1
+
+
+async def _answer_with_fallbacks(wire: Wire, seat: RemoteSeat) -> None:
+    """The fake bot: answer every request with the referee's fallback."""
+    async for message in wire.inbox:
+        wire.seen.append(message)
+        if message.HasField("request"):
+            seat.deliver(wire.id, action(message.request.seq, message.request.fallback.cards))
+
+
+def _table(remote: RemoteSeat) -> list[Seat]:
+    table: list[Seat] = [LocalSeat(make_bot("random", s)) for s in range(4)]
+    table[1] = remote
+    return table
+
+
+@pytest.mark.parametrize(("grace_ms", "charged_at"), [(10_000, 1.5), (400, 0.4)])
+async def test_an_absent_seat_is_charged_once(
+    autojump_clock: trio.testing.MockClock, grace_ms: int, charged_at: float
+) -> None:
+    """It waits for the grace or the decision's own time, whichever ends first."""
+    tc = TimeControl(decision_ms=1000, bank_ms=500, grace_ms=grace_ms)
+    seat = RemoteSeat(1, "m", grace_ms, welcome)  # never connects
+    referee = Referee("m", SETUP, _table(seat), tc)
+    report = await referee.run()
+
+    [fault] = [f for f in report.faults if f.charged]
+    assert (fault.seat, fault.kind) == (1, FaultKind.DISCONNECTED)
+    assert {(f.kind, f.reason) for f in report.faults if not f.charged} <= {
+        (FaultKind.DISCONNECTED, "disconnected (still)")
+    }
+    assert trio.current_time() == pytest.approx(charged_at)  # the rest went by at once
+    assert report.result.reason == "deals_played"
+
+
+async def test_a_bot_back_within_the_grace_is_asked_again(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    tc = TimeControl(decision_ms=1000, bank_ms=1000, grace_ms=5000)
+    seat, first, second = RemoteSeat(1, "m", 5000, welcome), Wire(), Wire()
+    seat.attach(first.connection())
+    referee = Referee("m", SETUP, _table(seat), tc)
+    left: list[int] = []
+
+    async def leave_and_return() -> None:
+        async for message in first.inbox:
+            if message.HasField("request"):  # leave with this request pending
+                left.append(message.request.seq)
+                seat.detach(first.id)
+                break
+        await trio.sleep(1.5)  # longer than the limit: the wait counts against the bank
+        assert seat.attach(second.connection()) is None
+        await _answer_with_fallbacks(second, seat)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(leave_and_return)
+        report = await referee.run()
+        nursery.cancel_scope.cancel()
+
+    assert report.faults == ()
+    back, again = second.seen[:2]
+    assert back.welcome.resumed and again.request.seq == left[0]  # the same request again
+    assert referee.bank[1] == pytest.approx(0.55)  # 1.5 s waited: 0.45 s over the limit

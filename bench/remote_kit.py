@@ -189,11 +189,16 @@ class ScriptSeat:
 
 class ReplayArena(pb_grpc.ArenaServicer):
     """A raw grpc.aio Arena: replays a script's requests to ``clients`` streams (seat mod
-    clients) on the asyncio loop, timing each request written → answer read."""
+    clients) on the asyncio loop, timing each request written → answer read.
 
-    def __init__(self, script: list[Step], clients: int) -> None:
+    Each answer's verdict is written before the next request; with ``overlap`` it is not
+    awaited first, so that it travels alongside the next request, as the referee's does.
+    """
+
+    def __init__(self, script: list[Step], clients: int, overlap: bool = False) -> None:
         self.script = script
         self.clients = clients
+        self.overlap = overlap
         self.streams: dict[int, Any] = {}
         self.latencies: list[float] = []
         self.wall = 0.0
@@ -215,17 +220,28 @@ class ReplayArena(pb_grpc.ArenaServicer):
 
     async def _replay(self) -> None:
         assert self._done is not None
+        writing: dict[int, asyncio.Task[None]] = {}  # one write at a time per stream
         try:
             started = time.perf_counter()
             for step in self.script:
                 stream = self.streams[step.seat % self.clients]
                 t = time.perf_counter()
+                if step.seat % self.clients in writing:
+                    await writing.pop(step.seat % self.clients)
                 await stream.write(step.request)
                 await stream.read()
                 self.latencies.append(time.perf_counter() - t)
-                if step.verdict is not None:
+                if step.verdict is None:
+                    continue
+                if self.overlap:
+                    writing[step.seat % self.clients] = asyncio.ensure_future(
+                        stream.write(step.verdict)
+                    )
+                else:
                     await stream.write(step.verdict)
             self.wall = time.perf_counter() - started
+            for task in writing.values():
+                await task
             for stream in self.streams.values():
                 await stream.write(pb.RefereeMessage(match_end=pb.MatchEnd()))
         except Exception as exc:  # a client went away: the caller finds it gone too
@@ -235,9 +251,9 @@ class ReplayArena(pb_grpc.ArenaServicer):
 
 
 async def replay_raw(
-    script: list[Step], clients: int, spawner: Spawner
+    script: list[Step], clients: int, spawner: Spawner, overlap: bool = False
 ) -> tuple[list[float], float]:
-    servicer = ReplayArena(script, clients)
+    servicer = ReplayArena(script, clients, overlap)
     registrations = [partial(pb_grpc.add_ArenaServicer_to_server, servicer)]
     config = GrpcServerConfig(service_names=("arena.v1.Arena",))
     async with open_grpc_server(registrations, config) as server:

@@ -149,8 +149,10 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check-bot", "python bot.py", "--matches", "-1"]) == 2
     assert main(["check-bot", "builtin:nobody"]) == 2
     assert main(["check-bot", "python bot.py", "--no-stacked", "--matches", "0"]) == 2
+    assert main(["check-bot"]) == 2  # no command
+    assert main(["check-bot", "python 'unclosed"]) == 2
     with pytest.raises(SystemExit) as exc:
-        main(["check-bot"])
+        main(["check-bot", "python bot.py", "--no-such-option"])
     assert exc.value.code == 2
     assert main(["check-bot", "python bot.py", "--list", "--matches", "2"]) == 0
     listed = capsys.readouterr().out
@@ -237,8 +239,8 @@ GREEDY_SCENARIOS = [
 SAMPLES = {  # name: (bot, arguments, scenarios played)
     "random_bot": (
         f"{PYTHON} sample_bots/random_bot.py --seed 3",
-        ("--matches", "2", "--deals", "1", "--parallel", "2", *ROOMY),
-        10,
+        ("--matches", "1", "--deals", "1", "--parallel", "3", *ROOMY),
+        9,
     ),
     "greedy_bot": (
         f"{PYTHON} sample_bots/greedy_bot.py",

@@ -248,15 +248,17 @@ async def _run_all(folder: Path) -> Run:
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     """The module's one run: a trio run of its own, set up before any test runs."""
     folder = tmp_path_factory.mktemp("hostile")
-    wrapper = structlog.get_config()["wrapper_class"]
-    # warnings and up, as ``arena match`` logs by default (a flood logs every late answer)
+    config = structlog.get_config()
+    # structlog's defaults (a CLI test may have left it writing to a closed capture
+    # stream), warnings and up as ``arena match`` logs (a flood logs every late answer)
+    structlog.reset_defaults()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     try:
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr("arena.server.service.HELLO_TIMEOUT", 1.0)  # close silent streams
             yield trio.run(_run_all, folder)
     finally:
-        structlog.configure(wrapper_class=wrapper)
+        structlog.configure(**config)
 
 
 # --------------------------------------------------------------------------- the server

@@ -325,6 +325,15 @@ async def test_a_timeout_in_a_bid_window_does_not_delay_the_other_seat(
 # --------------------------------------------------------------------------- logs
 
 
+@pytest.fixture(autouse=True)
+def default_logging() -> Iterator[None]:
+    """structlog's defaults: a CLI test may have left it writing to a closed stream."""
+    config = structlog.get_config()
+    structlog.reset_defaults()
+    yield
+    structlog.configure(**config)
+
+
 @pytest.fixture
 def logs() -> Iterator[list[dict[str, Any]]]:
     """Captured structlog events, debug included, with the context variables merged."""

@@ -9,8 +9,10 @@ tested at exact times (STYLE.md habit 9); ``test_hostile.py`` does the same for 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import pytest
+import structlog
 import trio
 import trio.testing
 
@@ -22,6 +24,15 @@ from arena.server.remote import Connection, RemoteSeat
 from arena.v1 import arena_pb2 as pb
 
 SETUP = MatchSetup(RuleSet.from_mapping({"deals": 1}), 3)
+
+
+@pytest.fixture(autouse=True)
+def default_logging() -> Iterator[None]:
+    """structlog's defaults: a CLI test may have left it writing to a closed stream."""
+    config = structlog.get_config()
+    structlog.reset_defaults()
+    yield
+    structlog.configure(**config)
 
 
 class Wire:

@@ -158,7 +158,7 @@ class MatchHost:
                 seats.append(LocalSeat(bot))
                 tokens.append(None)
                 continue
-            token = secrets.token_urlsafe(24)
+            token = secrets.token_hex(24)  # hex: never starts with "-" on a command line
             seats.append(
                 RemoteSeat(seat, match_id, spec.time_control.grace_ms, self._welcomer(hosted, seat))
             )

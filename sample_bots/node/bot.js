@@ -78,10 +78,8 @@ const byCheapness = (trump) => (a, b) => cheapness(a, trump) - cheapness(b, trum
 
 // Every pair in a list of codes (a face held twice), lowest first.
 function pairsIn(cards, trump) {
-  const seen = new Set();
-  const pairs = [];
-  for (const c of cards) (seen.has(c) ? pairs.push(c) : seen.add(c));
-  return [...new Set(pairs)].sort((a, b) => strength(a, trump) - strength(b, trump));
+  const twice = new Set(cards.filter((c, i) => cards.indexOf(c) !== i));
+  return [...twice].sort((a, b) => strength(a, trump) - strength(b, trump));
 }
 function removeOnce(cards, taken) {
   const rest = [...cards];
@@ -105,7 +103,9 @@ function singlesWinner(trick, trump) {
 }
 
 // ---- Decisions. Each returns a list of card codes (an empty list passes a bid).
-function decide(request, seat) {
+// The request alone is enough: its view is a complete snapshot, so the bot keeps
+// no state between requests (and survives a reconnection for free).
+function decide(request) {
   const view = request.view;
   const hand = codes(view.hand);
   if (request.kind === 'BID') return bid(request, hand);
@@ -114,7 +114,7 @@ function decide(request, seat) {
   if (request.kind !== 'PLAY') return codes(request.fallback.cards); // a kind we don't know
   const trick = view.current_trick;
   if (!trick || trick.plays.length === 0) return lead(hand, trump);
-  return follow(request, hand, trump, trick, seat);
+  return follow(request, hand, trump, trick);
 }
 
 // Bid when it looks worth it: always with a pair; with a single level card
@@ -141,7 +141,7 @@ function lead(hand, trump) {
   return hand.filter((c) => c === card).length >= 2 ? [card, card] : [card];
 }
 
-function follow(request, hand, trump, trick, seat) {
+function follow(request, hand, trump, trick) {
   const led = codes(trick.plays[0].cards);
   const n = request.count; // = led.length
   const suit = effectiveSuit(led[0], trump);
@@ -158,7 +158,8 @@ function follow(request, hand, trump, trick, seat) {
     const { seat: winner, card: best } = singlesWinner(trick, trump);
     const beats = (c) => effectiveSuit(best, trump) === suit && strength(c, trump) > strength(best, trump);
     const winners = cheap(mine.filter(beats));
-    if (winner % 2 !== seat % 2 && trick.points > 0 && winners.length) return [winners[0]];
+    const partnerWins = winner % 2 === request.view.seat % 2; // partners: seats 0+2, 1+3
+    if (!partnerWins && trick.points > 0 && winners.length) return [winners[0]];
     return [cheap(mine)[0]];
   }
   if (n === 2 && led[0] === led[1]) {
@@ -187,32 +188,36 @@ function main() {
     console.error(`${name}: no seat token (--token or ARENA_TOKEN)`);
     process.exit(2);
   }
-  const client = new arena.Arena(server, grpc.credentials.createInsecure());
+  play({ server, token, name, faults: 0, over: false, lostAt: 0 });
+}
+
+// One Play stream. If it breaks before MatchEnd, connect again with the same
+// token (for up to 30 s): the referee re-sends the pending request.
+function play(bot) {
+  const client = new arena.Arena(bot.server, grpc.credentials.createInsecure());
   const call = client.Play(); // no gRPC deadline: the stream lasts the whole match
-  let seat = -1;
-  let faults = 0;
 
   // The server sends its initial metadata as soon as it accepts the stream.
   // Wait for it before the first write: a bad token is then reported cleanly
   // as UNAUTHENTICATED.
   call.on('metadata', () => {
-    call.write({ hello: { token, name, version: '1.0', protocol: 1 } });
+    call.write({ hello: { token: bot.token, name: bot.name, version: '1.0', protocol: 1 } });
   });
 
   call.on('data', (message) => {
     switch (message.kind) {
       case 'welcome':
-        seat = message.welcome.seat;
-        console.error(`${name}: seat ${seat} in ${message.welcome.match_id}` +
+        bot.lostAt = 0;
+        console.error(`${bot.name}: seat ${message.welcome.seat} in ${message.welcome.match_id}` +
           (message.welcome.resumed ? ' (resumed)' : ''));
         break;
       case 'request': {
         const request = message.request;
         let chosen;
         try {
-          chosen = decide(request, seat);
+          chosen = decide(request);
         } catch (err) { // a bug in the bot: the fallback is always legal
-          console.error(`${name}: decide failed (${err.stack}); playing the fallback`);
+          console.error(`${bot.name}: decide failed (${err.stack}); playing the fallback`);
           chosen = codes(request.fallback.cards);
         }
         // Echo the request's seq: an answer with any other seq is never applied.
@@ -221,14 +226,15 @@ function main() {
       }
       case 'verdict':
         if (!message.verdict.accepted) {
-          faults += 1;
-          console.error(`${name}: fault on seq ${message.verdict.seq}: ${message.verdict.reason}`);
+          bot.faults += 1;
+          console.error(`${bot.name}: fault on seq ${message.verdict.seq}: ${message.verdict.reason}`);
         }
         break;
       case 'match_end': {
         const r = message.match_end.result;
-        console.error(`${name}: match over (${r.reason}), winner team ${r.winner_team}, ` +
-          `levels ${r.levels.map((l) => RANKS[l] || l).join('/')}, my faults ${faults}`);
+        console.error(`${bot.name}: match over (${r.reason}), winner team ${r.winner_team}, ` +
+          `levels ${r.levels.map((l) => RANKS[l] || l).join('/')}, my faults ${bot.faults}`);
+        bot.over = true;
         call.end(); // half-close our side; the server then ends the stream
         break;
       }
@@ -237,11 +243,19 @@ function main() {
     }
   });
 
-  call.on('error', (err) => { // e.g. UNAUTHENTICATED for a bad token
-    console.error(`${name}: ${grpc.status[err.code]}: ${err.details}`);
+  call.on('error', (err) => { // e.g. UNAUTHENTICATED for a bad token, UNAVAILABLE
+    console.error(`${bot.name}: ${grpc.status[err.code]}: ${err.details}`);
+    const refused = ['UNAUTHENTICATED', 'ALREADY_EXISTS', 'FAILED_PRECONDITION'];
+    if (refused.includes(grpc.status[err.code])) [bot.over, process.exitCode] = [true, 1];
+  });
+  call.on('status', () => { // the stream is finished, one way or another
+    client.close();
+    if (bot.over) return;
+    bot.lostAt = bot.lostAt || Date.now();
+    if (Date.now() - bot.lostAt < 30000) return setTimeout(() => play(bot), 500);
+    console.error(`${bot.name}: gave up reconnecting`);
     process.exitCode = 1;
   });
-  call.on('end', () => client.close());
 }
 
 main();

@@ -39,9 +39,16 @@ def render(report: CheckReport) -> str:
         )
         if r.missed and r.status in ("pass", "fail"):
             lines.append(f"{'':<6}{'':<{width}}  not reached: {'; '.join(r.missed)}")
+    seen: dict[tuple[str, ...], str] = {}  # an error told once (a bot that cannot start)
     for r in report.results:
         if r.status in ("pass", "skipped") and not r.other_faults:
             continue
+        key = (r.error, *r.log_tail)
+        if r.status == "error" and key in seen:
+            lines.append(f"ERROR {r.scenario.name}: as {seen[key]} ({r.error})")
+            continue
+        if r.status == "error":
+            seen[key] = r.scenario.name
         lines += ["", f"{r.status.upper()} {r.scenario.name}: {r.scenario.description}"]
         lines += _failure_lines(r, "  ")
     total = latency_summary(report.latencies())

@@ -2,18 +2,40 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 import structlog
+
+
+class _CurrentStderr:
+    """Writes to whatever ``sys.stderr`` is at the time (a test may swap it), and never
+    lets a broken stream take the caller down: a log line is not worth a crash."""
+
+    def write(self, text: str) -> int:
+        try:
+            return sys.stderr.write(text)
+        except (OSError, ValueError):
+            return 0
+
+    def flush(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        try:
+            return sys.stderr.isatty()
+        except (OSError, ValueError):
+            return False
 
 
 def configure_logging(
     level: str = "warning", json_logs: bool | None = None, stream: TextIO | None = None
 ) -> None:
     """JSON lines when the stream is not a terminal (or ``json_logs``), else console."""
-    out = stream or sys.stderr
+    out: Any = stream or _CurrentStderr()
     use_json = json_logs if json_logs is not None else not out.isatty()
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer()

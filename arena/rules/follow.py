@@ -60,7 +60,8 @@ def check_follow(
     ``lead_units`` may pass the lead's decomposition when the caller already has it.
     """
     if len(play) != len(lead):
-        return Verdict(False, f"must play {len(lead)} cards, not {len(play)}")
+        cards = "card" if len(lead) == 1 else "cards"
+        return Verdict(False, f"must play {len(lead)} {cards}, not {len(play)}")
     missing = missing_from(hand, play)
     if missing:
         return Verdict(False, f"not in hand: {format_cards(missing)}")

@@ -230,12 +230,15 @@ class _FaultKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FaultKind.V
     TIMEOUT: _FaultKind.ValueType  # 1
     """No valid answer before deadline_ms plus the remaining time bank ran out."""
     ILLEGAL_ACTION: _FaultKind.ValueType  # 2
-    """A well-formed answer that the rules forbid here (reason says why and what
-    should have been played, e.g. "must play a pair of hearts: JH JH").
+    """A well-formed answer that the rules forbid here: cards not in hand, a wrong
+    count, a bid that does not beat the winning one, a follow that breaks suit or
+    shape. The reason says why and what should have been played, e.g. "must play
+    a pair of hearts: JH JH".
     """
     MALFORMED: _FaultKind.ValueType  # 3
-    """An answer that is not even well formed (impossible card, wrong count for a
-    bury, cards not in hand, message of the wrong type).
+    """A message that is not even well formed: an impossible card (suit and rank
+    naming no card), undecodable bytes, or a message of the wrong type (a second
+    Hello).
     """
     UNKNOWN_SEQUENCE: _FaultKind.ValueType  # 4
     """An Action whose seq matches no pending request of this seat."""
@@ -254,12 +257,15 @@ FAULT_NONE: FaultKind.ValueType  # 0
 TIMEOUT: FaultKind.ValueType  # 1
 """No valid answer before deadline_ms plus the remaining time bank ran out."""
 ILLEGAL_ACTION: FaultKind.ValueType  # 2
-"""A well-formed answer that the rules forbid here (reason says why and what
-should have been played, e.g. "must play a pair of hearts: JH JH").
+"""A well-formed answer that the rules forbid here: cards not in hand, a wrong
+count, a bid that does not beat the winning one, a follow that breaks suit or
+shape. The reason says why and what should have been played, e.g. "must play
+a pair of hearts: JH JH".
 """
 MALFORMED: FaultKind.ValueType  # 3
-"""An answer that is not even well formed (impossible card, wrong count for a
-bury, cards not in hand, message of the wrong type).
+"""A message that is not even well formed: an impossible card (suit and rank
+naming no card), undecodable bytes, or a message of the wrong type (a second
+Hello).
 """
 UNKNOWN_SEQUENCE: FaultKind.ValueType  # 4
 """An Action whose seq matches no pending request of this seat."""

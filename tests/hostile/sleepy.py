@@ -1,4 +1,4 @@
-"""Sleeps SECONDS (default 6) on its first request, far past the test's deadline,
+"""Sleeps SECONDS (default 1.5) on its first request, far past the test's deadline,
 then answers everything, the stale request first."""
 
 import sys
@@ -9,7 +9,7 @@ from hostile_kit import SERVER, Stream, answer, hello, play
 
 from arena.v1 import arena_pb2 as pb
 
-seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 6.0
+seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 1.5
 slept = False
 
 

@@ -48,14 +48,18 @@ test: setup lint  ## lint, then the whole test suite
 	$(BIN)/python -m pytest -q
 
 demo: setup  ## a real match: four sample bots over gRPC, record under records/
-	$(BIN)/arena match --seed 7 --deals 3 \
+	$(BIN)/arena match --seed 7 --record records/demo.jsonl \
 	  --bot "$(BIN)/python sample_bots/random_bot.py" \
 	  --bot "$(BIN)/python sample_bots/greedy_bot.py" \
 	  --bot "$(BIN)/python sample_bots/random_bot.py" \
 	  --bot "$(BIN)/python sample_bots/greedy_bot.py"
+	@echo "replay it:  $(BIN)/arena show records/demo.jsonl | less -R"
+	@echo "verify it:  $(BIN)/arena replay records/demo.jsonl --verify"
 
 bench: setup  ## benchmarks (ratios measured side by side)
 	$(BIN)/python bench/rules.py
+	$(BIN)/python bench/selfplay.py
+	$(BIN)/python bench/records.py
 	$(BIN)/python bench/remote.py
 
 proto: setup  ## regenerate the committed protobuf code from proto/

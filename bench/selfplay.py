@@ -46,7 +46,7 @@ from arena.game import (
 )
 from arena.rules import RuleSet, points
 
-BENCH_SEEDS = range(16)
+BENCH_SEEDS = range(24)
 BENCH_RULES = RuleSet(deals=8)
 LINEUPS = [("random",) * 4, ("random", "greedy", "random", "greedy")]
 SOAK_DEALS_PER_MATCH = 10

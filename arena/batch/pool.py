@@ -109,7 +109,8 @@ def _run_ray(
     results: list[MatchSummary] = []
     try:
         while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
+            # all that finished within 0.2 s: one list per wake-up, not one per match
+            done, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0.2)
             for ref in done:
                 job = pending.pop(ref)
                 try:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from arena.errors import IllegalPlay, StateError
+from arena.game.bidding import apply_window, bid_window, trump_from_kitty
 from arena.game.events import (
     PASS,
     Action,
@@ -38,28 +39,22 @@ from arena.game.events import (
     TrumpDeclared,
     team_of,
 )
+from arena.game.settle import settle_deal
 from arena.rules import (
-    ATTACKERS,
     LEGAL,
     Bid,
     Card,
     CardOrder,
-    NoBid,
     Rank,
     RuleSet,
-    Suit,
     Trump,
     Unit,
     Verdict,
-    advance,
     card_order,
     check_bid,
     check_follow,
     check_lead,
-    deal_result,
     format_cards,
-    kitty_bonus,
-    legal_bids,
     missing_from,
     trick_winner,
 )
@@ -245,20 +240,12 @@ class DealMachine:
             self._finish_bidding()
 
     def _open_window(self, closing: bool) -> bool:
-        window: dict[int, Decision] = {}
-        level = self.level
-        for seat in range(4):
-            hand = self.hands[seat]
-            if not closing and not (hand[-1].rank == level or hand[-1].is_joker):
-                continue  # a card that cannot bid made no new bid possible
-            options = tuple(legal_bids(level, seat, hand, self.winning, self.rules))
-            fresh = bool(options) if closing else not set(options) <= self._seen[seat]
-            if options and fresh:
-                window[seat] = Decision(seat, Kind.BID, options=options)
         self._closing = closing
-        self._window = window
+        self._window = bid_window(
+            self.hands, self.level, self.winning, self.rules, self._seen, closing
+        )
         self._answers = {}
-        return bool(window)
+        return bool(self._window)
 
     def _on_bid(self, decision: Decision, action: Action) -> None:
         self._answers[decision.seat] = action
@@ -266,18 +253,11 @@ class DealMachine:
         if len(self._answers) < len(self._window):
             return
         start = self.dealer if self.dealer is not None else self.first_seat
-        made = False
-        for i in range(4):
-            seat = (start + i) % 4
-            cards = self._answers.get(seat)
-            if not cards:
-                continue
-            still = legal_bids(self.level, seat, self.hands[seat], self.winning, self.rules)
-            if cards in still:  # else outranked earlier in this window: a pass, not a fault
-                self.winning = Bid(seat, cards)
-                self.bids.append(self.winning)
-                self._emit(BidMade(seat, cards))
-                made = True
+        made = apply_window(self._answers, start, self.hands, self.level, self.winning, self.rules)
+        for bid in made:
+            self.winning = bid
+            self.bids.append(bid)
+            self._emit(BidMade(bid.seat, bid.cards))
         self._window, self._answers = {}, {}
         if not self._closing:
             self._deal_on()
@@ -300,7 +280,7 @@ class DealMachine:
             source = "kitty" if self.dealer is not None else "redeal_fallback"
             if self.dealer is None:
                 self.dealer = self.first_seat
-            suit, revealed = self._trump_from_kitty()
+            suit, revealed = trump_from_kitty(self.kitty, self.level, self.rules.no_bid)
         self.trump = Trump(self.level, suit)
         self.order = card_order(self.trump, self.rules)
         bidder = self.winning.seat if self.winning else None
@@ -314,18 +294,6 @@ class DealMachine:
         self._emit(KittyTaken(dealer, tuple(self.kitty)))
         self.phase = Phase.BURYING
         self._window = {dealer: Decision(dealer, Kind.BURY, count=self.rules.kitty_size)}
-
-    def _trump_from_kitty(self) -> tuple[Suit | None, tuple[Card, ...]]:
-        """No bid: the kitty decides (RULES.md §5 and the ``no_bid`` variant)."""
-        kitty = self.kitty
-        if self.rules.no_bid is NoBid.FIRST_KITTY_CARD:
-            return kitty[0].suit, (kitty[0],)
-        for i, card in enumerate(kitty):
-            if card.is_joker or card.rank == self.level:
-                return card.suit, tuple(kitty[: i + 1])
-        # None was a level card or joker: the highest rank decides, the first shown on ties.
-        best = max(kitty, key=lambda c: (c.rank, -kitty.index(c)))
-        return best.suit, tuple(kitty)
 
     # -- the kitty (RULES.md §6) ---------------------------------------------------------
 
@@ -394,37 +362,12 @@ class DealMachine:
         self._window = {}
         self.phase = Phase.OVER
         dealer = self._dealer()
-        dealer_team = team_of(dealer)
-        multiplier = bonus = 0
-        if team_of(last_winner) != dealer_team:
-            multiplier, bonus = kitty_bonus(self.kitty, last_units, self.rules)
-        penalties = (
-            self.throw_penalties
-            + self.team_penalties[dealer_team]
-            - self.team_penalties[1 - dealer_team]
-        )
-        total = self.trick_points + bonus + penalties
-        result = deal_result(total, self.rules)
-        levels = list(self.levels)
-        if result.winner == ATTACKERS:
-            team, as_dealer, next_dealer = 1 - dealer_team, False, (dealer + 1) % 4
-        else:
-            team, as_dealer, next_dealer = dealer_team, True, (dealer + 2) % 4
-        levels[team], self.match_won = advance(levels[team], result.levels, as_dealer, self.rules)
-        self.result = DealEnded(
-            self.deal,
-            dealer,
-            self.trick_points,
-            tuple(self.kitty),
-            multiplier,
-            bonus,
-            penalties,
-            total,
-            result.winner,
-            result.levels,
-            (levels[0], levels[1]),
-            next_dealer,
-        )
+        team = team_of(dealer)
+        penalties = self.throw_penalties + self.team_penalties[team] - self.team_penalties[1 - team]
+        self.result, self.match_won = settle_deal(
+            self.rules, self.deal, dealer, self.levels, self.trick_points, self.kitty,
+            last_winner, last_units, penalties,
+        )  # fmt: skip
         self._emit(self.result)
 
 

@@ -35,21 +35,23 @@ class SelfplayStats:
 
 def check_cards(deal: DealMachine) -> str | None:
     """Every card of the deck is in exactly one place: hands, undealt, kitty, table, tricks."""
-    where: Counter[Card] = Counter()
-    for hand in deal.hands:
-        where.update(hand)
+    places: list[Sequence[Card]] = list(deal.hands)
     if deal.phase is Phase.BIDDING:
-        where.update(deal.deck[4 * deal.dealt :])
+        places.append(deal.deck[4 * deal.dealt :])
     elif deal.phase is not Phase.BURYING:  # while burying, the kitty is in the dealer's hand
-        where.update(deal.kitty)
-        where.update(c for _, p in deal.plays for c in p)
-        where.update(deal.played)
-    expected = Counter(deck(deal.rules.decks))
-    if where != expected:
-        missing = format_cards((expected - where).elements())
-        extra = format_cards((where - expected).elements())
-        return f"deal {deal.deal}: cards not accounted for: missing [{missing}], extra [{extra}]"
-    return None
+        places += [deal.kitty, deal.played, *(p for _, p in deal.plays)]
+    counts = [0] * 54
+    for cards in places:
+        for card in cards:
+            counts[card.index] += 1
+    decks = deal.rules.decks
+    if all(n == decks for n in counts):
+        return None
+    where = Counter(c for cards in places for c in cards)
+    expected = Counter(deck(decks))
+    missing = format_cards((expected - where).elements())
+    extra = format_cards((where - expected).elements())
+    return f"deal {deal.deal}: cards not accounted for: missing [{missing}], extra [{extra}]"
 
 
 def play_match(

@@ -5,22 +5,23 @@
 //   node bot.js --server 127.0.0.1:50051 --token TOKEN
 //   arena match --bot "node sample_bots/node/bot.js" --bot builtin:greedy ...
 //
-// It loads the contract (proto/arena/v1/arena.proto) at run time with
-// @grpc/proto-loader, so there is no generated code to keep in sync. Read it
-// top to bottom: card helpers, the rules it needs (effective suit), the
-// decisions, then the connection. The guide is docs/protocol.md.
+// It loads the contract (proto/arena/v1/arena.proto) at run time, so there is no
+// generated code. Read it top to bottom: cards, effective suits, the decisions,
+// then the connection. The guide is docs/protocol.md.
 'use strict';
 
 const path = require('path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
+// The contract, from this repository (set ARENA_PROTO when this file is copied elsewhere).
+const PROTO = process.env.ARENA_PROTO ||
+  path.join(__dirname, '..', '..', 'proto', 'arena', 'v1', 'arena.proto');
 // keepCase: field names exactly as in the .proto (deadline_ms, legal_bids).
 // enums: String gives readable values ('HEARTS', 'PLAY'); longs: Number makes
 // the uint64 seq a plain number; defaults: unset fields read as 0 / '' / [].
 // oneofs: each oneof gets a virtual field naming the member that is set, so
 // a RefereeMessage has message.kind === 'request' and message.request = {...}.
-const PROTO = path.join(__dirname, '..', '..', 'proto', 'arena', 'v1', 'arena.proto');
 const packageDef = protoLoader.loadSync(PROTO, {
   keepCase: true, enums: String, longs: Number, defaults: true, oneofs: true,
 });
@@ -34,8 +35,7 @@ const RANKS = {
 };
 const ORDER = '23456789TJQKA'; // side-suit order, low to high
 const invert = (o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [v, k]));
-const SUIT_OF = invert(SUITS);
-const RANK_OF = invert(RANKS);
+const [SUIT_OF, RANK_OF] = [invert(SUITS), invert(RANKS)];
 
 function toCode(card) {
   if (card.suit === 'JOKER') return card.rank === 'BIG_JOKER' ? 'BJ' : 'SJ';
@@ -81,9 +81,9 @@ function pairsIn(cards, trump) {
   const twice = new Set(cards.filter((c, i) => cards.indexOf(c) !== i));
   return [...twice].sort((a, b) => strength(a, trump) - strength(b, trump));
 }
-function removeOnce(cards, taken) {
+function removeOnce(cards, taken) { // a multiset difference
   const rest = [...cards];
-  for (const c of taken) rest.splice(rest.indexOf(c), 1);
+  taken.forEach((c) => rest.splice(rest.indexOf(c), 1));
   return rest;
 }
 
@@ -244,9 +244,10 @@ function play(bot) {
   });
 
   call.on('error', (err) => { // e.g. UNAUTHENTICATED for a bad token, UNAVAILABLE
-    console.error(`${bot.name}: ${grpc.status[err.code]}: ${err.details}`);
-    const refused = ['UNAUTHENTICATED', 'ALREADY_EXISTS', 'FAILED_PRECONDITION'];
-    if (refused.includes(grpc.status[err.code])) [bot.over, process.exitCode] = [true, 1];
+    const code = grpc.status[err.code];
+    const refused = ['UNAUTHENTICATED', 'ALREADY_EXISTS', 'FAILED_PRECONDITION'].includes(code);
+    if (refused || !bot.lostAt) console.error(`${bot.name}: ${code}: ${err.details}`);
+    if (refused) [bot.over, process.exitCode] = [true, 1];
   });
   call.on('status', () => { // the stream is finished, one way or another
     client.close();

@@ -27,10 +27,17 @@ from arena.batch import (
     summarize,
 )
 from arena.cli.logs import configure_logging
+from arena.cli.options import (
+    add_clock,
+    add_policy,
+    add_rules,
+    add_workers,
+    clock_of,
+    policy_of,
+    rules_of,
+)
 from arena.cli.progress import Progress
 from arena.errors import ArenaError
-from arena.referee import FaultPolicy, TimeControl
-from arena.rules import RuleSet
 
 
 def register(sub: Any) -> None:
@@ -55,15 +62,8 @@ def register(sub: Any) -> None:
         default=10,
         help="matches (deal sequences with --duplicate, each played twice; default 10)",
     )
-    p.add_argument(
-        "--parallel",
-        type=int,
-        default=None,
-        help=f"worker processes (default: one per core, here {default_parallel()})",
-    )
     p.add_argument("--seed", type=int, default=0, help="seed of the first match (default 0)")
-    p.add_argument("--deals", type=int, default=None, help="deals per match (default: to A)")
-    p.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule variants")
+    add_rules(p)
     p.add_argument(
         "--out",
         default=None,
@@ -75,17 +75,9 @@ def register(sub: Any) -> None:
         action="store_true",
         help="play each deal sequence twice with the partnerships swapped",
     )
-    p.add_argument("--time-limit", type=int, default=1000, metavar="MS")
-    p.add_argument("--time-bank", type=int, default=30_000, metavar="MS")
-    p.add_argument("--policy", choices=["lenient", "strict"], default="lenient")
-    p.add_argument(
-        "--ray",
-        default=None,
-        metavar="ADDRESS",
-        help="run each match as a Ray task: 'local' (starts one here), 'auto' (RAY_ADDRESS or "
-        "this node's cluster), HOST:6379 or ray://HOST:10001; see docs/batch.md",
-    )
-    p.add_argument("--json", action="store_true", help="print one JSON object, nothing else")
+    add_clock(p)
+    add_policy(p)
+    add_workers(p)
     p.set_defaults(func=run)
 
 
@@ -96,11 +88,9 @@ def build_jobs(args: argparse.Namespace, out: Path) -> list[MatchJob]:
     for bot in bots_list:
         bot.check()
     bots = (bots_list[0], bots_list[1], bots_list[2], bots_list[3])
-    rules = RuleSet.from_pairs(args.rules)
-    if args.deals is not None:
-        rules = RuleSet.from_mapping({"deals": args.deals}, rules)
-    tc = TimeControl(args.time_limit, args.time_bank)
-    policy = FaultPolicy.parse(args.policy)
+    rules = rules_of(args)
+    tc = clock_of(args)
+    policy = policy_of(args)
     jobs: list[MatchJob] = []
     pairings = (0, 1) if args.duplicate else (0,)
     for i in range(args.matches):

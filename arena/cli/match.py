@@ -17,9 +17,8 @@ import trio
 
 from arena.batch.runner import BotSpec, bot_name, local_bots, play_hosted
 from arena.cli.logs import add_logging_options, configure_logging
+from arena.cli.options import add_clock, add_policy, add_rules, clock_of, policy_of, rules_of
 from arena.errors import ArenaError
-from arena.referee import FaultPolicy, TimeControl
-from arena.rules import RuleSet
 from arena.server.host import HostedMatch, MatchSpec, MatchState
 
 
@@ -40,44 +39,9 @@ def register(sub: Any) -> None:
         help="a bot command for the next seat (4 in all), or builtin:random|greedy",
     )
     p.add_argument("--seed", type=int, default=None, help="match seed (default: random)")
-    p.add_argument("--deals", type=int, default=None, help="stop after K deals (default: to A)")
-    p.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule variants")
-    p.add_argument(
-        "--time-limit",
-        type=int,
-        default=1000,
-        metavar="MS",
-        help="per-decision limit in ms (default 1000)",
-    )
-    p.add_argument(
-        "--time-bank",
-        type=int,
-        default=30_000,
-        metavar="MS",
-        help="per-seat time bank in ms (default 30000)",
-    )
-    p.add_argument(
-        "--grace",
-        type=int,
-        default=10_000,
-        metavar="MS",
-        help="reconnection grace in ms (default 10000)",
-    )
-    p.add_argument(
-        "--policy",
-        choices=["lenient", "strict"],
-        default="lenient",
-        help="fault policy (default lenient)",
-    )
-    p.add_argument(
-        "--max-faults",
-        type=int,
-        default=10,
-        help="lenient: a team's faults before it forfeits (default 10)",
-    )
-    p.add_argument(
-        "--penalty", type=int, default=10, help="lenient: points charged per fault (default 10)"
-    )
+    add_rules(p, deals_help="stop after K deals (default: play until a team wins at A)")
+    add_clock(p, grace=True)
+    add_policy(p, details=True)
     p.add_argument(
         "--record",
         default=None,
@@ -104,14 +68,11 @@ def run(args: argparse.Namespace) -> int:
         bots = [BotSpec(bot_name(cmd), cmd) for cmd in args.bot]
         for bot in bots:
             bot.check()
-        rules = RuleSet.from_pairs(args.rules)
-        if args.deals is not None:
-            rules = RuleSet.from_mapping({"deals": args.deals}, rules)
         spec = MatchSpec(
-            rules=rules,
+            rules=rules_of(args),
             seed=args.seed,
-            time_control=TimeControl(args.time_limit, args.time_bank, args.grace),
-            policy=FaultPolicy.parse(args.policy, args.penalty, args.max_faults),
+            time_control=clock_of(args),
+            policy=policy_of(args),
             local=local_bots(bots, args.seed or 0),
             seat_names=tuple(b.name for b in bots),
             connect_timeout=args.connect_timeout,

@@ -21,10 +21,17 @@ from typing import Any
 from arena.batch import BotSpec, MatchSummary, default_parallel, run_jobs, summarize
 from arena.batch.tournament import build_jobs, render_tournament, report
 from arena.cli.batch import quiet_logging
+from arena.cli.options import (
+    add_clock,
+    add_policy,
+    add_rules,
+    add_workers,
+    clock_of,
+    policy_of,
+    rules_of,
+)
 from arena.cli.progress import Progress
 from arena.errors import ArenaError
-from arena.referee import FaultPolicy, TimeControl
-from arena.rules import RuleSet
 
 
 def register(sub: Any) -> None:
@@ -45,8 +52,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--rounds", type=int, default=10, help="rounds per pairing (default 10)")
     p.add_argument("--seed", type=int, default=0, help="seed of the first round (default 0)")
-    p.add_argument("--deals", type=int, default=None, help="deals per match (default: to A)")
-    p.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule variants")
+    add_rules(p)
     p.add_argument(
         "--no-duplicate",
         dest="duplicate",
@@ -54,28 +60,14 @@ def register(sub: Any) -> None:
         help="play each round once (by default twice, the teams swapping seats)",
     )
     p.add_argument(
-        "--parallel",
-        type=int,
-        default=None,
-        help=f"worker processes (default: one per core, here {default_parallel()})",
-    )
-    p.add_argument(
         "--out",
         default=None,
         metavar="DIR",
         help="folder for tournament.json and the records (default records/tournament-<time>)",
     )
-    p.add_argument("--time-limit", type=int, default=1000, metavar="MS")
-    p.add_argument("--time-bank", type=int, default=30_000, metavar="MS")
-    p.add_argument("--policy", choices=["lenient", "strict"], default="lenient")
-    p.add_argument(
-        "--ray",
-        default=None,
-        metavar="ADDRESS",
-        help="run each match as a Ray task: 'local' (starts one here), 'auto' (RAY_ADDRESS or "
-        "this node's cluster), HOST:6379 or ray://HOST:10001; see docs/batch.md",
-    )
-    p.add_argument("--json", action="store_true", help="print one JSON object, nothing else")
+    add_clock(p)
+    add_policy(p)
+    add_workers(p)
     p.set_defaults(func=run)
 
 
@@ -86,9 +78,7 @@ def run(args: argparse.Namespace) -> int:
         bots = [BotSpec.parse(b) for b in args.bot]
         for bot in bots:
             bot.check()
-        rules = RuleSet.from_pairs(args.rules)
-        if args.deals is not None:
-            rules = RuleSet.from_mapping({"deals": args.deals}, rules)
+        rules = rules_of(args)
         plan, jobs = build_jobs(
             bots,
             args.rounds,
@@ -96,8 +86,8 @@ def run(args: argparse.Namespace) -> int:
             rules=rules.to_mapping(),
             duplicate=args.duplicate,
             out=out,
-            time_control=TimeControl(args.time_limit, args.time_bank),
-            policy=FaultPolicy.parse(args.policy),
+            time_control=clock_of(args),
+            policy=policy_of(args),
         )
     except (ArenaError, ValueError) as exc:
         print(f"arena tournament: {exc}", file=sys.stderr)

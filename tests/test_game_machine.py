@@ -351,7 +351,7 @@ def test_forfeit_ends_the_match() -> None:
     match = MatchMachine(MatchSetup(RuleSet(), 3))
     Script().run(match, until=lambda m: m.deal.phase is Phase.PLAYING)
     events = match.forfeit(1, "too many faults")
-    assert events == [MatchEnded(0, (Rank.TWO, Rank.TWO), 0, "forfeit: too many faults", 1)]
+    assert events == [MatchEnded(0, (Rank.TWO, Rank.TWO), 0, "forfeit", 1, "too many faults")]
     assert match.finished and match.pending() == () and match.events[-1] == events[0]
     for verb in (lambda: match.answer(0, ()), lambda: match.forfeit(0, "again")):
         with pytest.raises(StateError):

@@ -316,7 +316,8 @@ def test_forfeits_replay(tmp_path: Path, strict: bool) -> None:
 def test_cancel_replays(tmp_path: Path) -> None:
     path = tmp_path / "cancel.jsonl"
     match = drive(path, MatchSetup(RuleSet(), 8), bots_for(8), cancel_after=150)
-    assert match.result is not None and match.result.reason == "stopped by the test"
+    assert match.result is not None and match.result.reason == "cancelled"
+    assert match.result.detail == "stopped by the test"
     result = verify(read_record(path))
     assert result.ok, str(result)
 

@@ -266,7 +266,7 @@ async def test_max_faults_forfeits_the_match(autojump_clock: trio.testing.MockCl
 
     assert [f.kind for f in report.faults] == [FaultKind.ILLEGAL_ACTION] * 3
     result = report.result
-    assert result.reason.startswith("forfeit") and "disqualified after 3 faults" in result.reason
+    assert result.reason == "forfeit" and "disqualified after 3 faults" in result.detail
     assert (result.forfeited, result.winner) == (0, 1)
     assert report.events[-1] == result and isinstance(result, MatchEnded)
     penalties = [e for e in report.events if isinstance(e, PenaltyApplied)]
@@ -284,7 +284,8 @@ async def test_strict_policy_forfeits_on_the_first_fault(
 
     [fault] = report.faults
     assert (fault.seat, fault.kind, fault.penalty_points) == (0, FaultKind.TIMEOUT, 0)
-    assert report.result.reason.startswith("forfeit: seat 0 timeout")
+    assert report.result.reason == "forfeit"
+    assert report.result.detail.startswith("seat 0 timeout")
     assert (report.result.forfeited, report.result.winner) == (0, 1)
     assert not any(isinstance(e, PenaltyApplied) for e in report.events)
     assert trio.current_time() == pytest.approx(1.05)

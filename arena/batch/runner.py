@@ -58,11 +58,19 @@ class BotSpec:
 
 
 def bot_name(command: str) -> str:
+    """A short name for a bot command: its script's name (``random_bot`` for
+    ``python sample_bots/random_bot.py``), or the script's folder when the script has a
+    generic name (``node`` for ``node sample_bots/node/bot.js``)."""
     if command.startswith("builtin:"):
         return command
     words = shlex.split(command)
-    scripts = [w for w in words if w.endswith((".py", ".js")) or "/" in w]
-    return Path(scripts[-1] if scripts else words[0]).stem
+    scripts = [w for w in words if w.endswith((".py", ".js", ".rb", ".jar", ".exe"))]
+    if not scripts:
+        scripts = [w for w in words[:1] if "/" in w] or words[:1]
+    path = Path(scripts[0])
+    if path.stem in {"bot", "main", "index", "run", "__main__"} and path.parent.name:
+        return path.parent.name
+    return path.stem
 
 
 @dataclasses.dataclass(frozen=True)

@@ -110,7 +110,8 @@ def _print_result(hosted: HostedMatch) -> None:
     if result is not None:
         levels = " / ".join(r.code for r in result.levels)
         winner = "draw" if result.winner is None else f"team {result.winner}"
-        print(f"result: {winner} ({result.reason}) after {result.deals} deals; levels {levels}")
+        why = f"{result.reason}: {result.detail}" if result.detail else result.reason
+        print(f"result: {winner} ({why}) after {result.deals} deals; levels {levels}")
     if report is not None:
         print(f"decisions: {report.decisions}")
     for f in faults[:10]:

@@ -80,7 +80,8 @@ def summary(record: Record, seat: int | None = None) -> list[str]:
         winner = "a draw" if result.winner is None else f"team {result.winner} wins"
         levels = "/".join(r.code for r in result.levels)
         out.append(
-            f"result: {winner} ({result.reason}) after {result.deals} deals; levels {levels}"
+            f"result: {winner} ({result.reason}{': ' + result.detail if result.detail else ''}) "
+            f"after {result.deals} deals; levels {levels}"
         )
     answers = [a for a in record.answers() if seat is None or a.seat == seat]
     faults = [a for a in answers if a.fault]

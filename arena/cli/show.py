@@ -68,6 +68,7 @@ def render(
         winner = "a draw" if result.winner is None else f"team {result.winner} wins"
         levels = "/".join(r.code for r in result.levels)
         forfeit = f", team {result.forfeited} forfeited" if result.forfeited is not None else ""
+        forfeit += f": {result.detail}" if result.detail else ""
         yield f"match: {winner} ({result.reason}{forfeit}) after {result.deals} deals; " + (
             f"levels {levels}"
         )

@@ -122,6 +122,7 @@ class DealMachine:
         self.previous: tuple[int, list[tuple[int, Action]], int] | None = None
         self.revealed: list[list[Card]] = [[], [], [], []]
         self.trick_points = 0
+        self.points_by_seat = [0, 0, 0, 0]  # card points won in tricks, per seat
         self.throw_penalties = 0
         self.team_penalties = [0, 0]
         self.result: DealEnded | None = None
@@ -341,6 +342,7 @@ class DealMachine:
             self._window = {nxt: Decision(nxt, Kind.PLAY, count=len(landed), lead=self.plays[0][1])}
             return
         result = trick_winner(self.leader, [p for _, p in self.plays], order, self.lead_units)
+        self.points_by_seat[result.winner] += result.points
         if team_of(result.winner) != team_of(self._dealer()):
             self.trick_points += result.points
         self._emit(TrickWon(self.trick, result.winner, result.points, self.trick_points))

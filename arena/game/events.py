@@ -196,6 +196,7 @@ class MatchEnded(Event):
     deals: int
     reason: str  # "level_a_kept", "passed_a", "deals_played", "forfeit", "cancelled"
     forfeited: int | None = None  # the team that forfeited
+    detail: str = ""  # why it was forfeited or cancelled
 
 
 def team_of(seat: int) -> int:

@@ -86,11 +86,11 @@ class MatchMachine:
     def forfeit(self, team: int, reason: str) -> list[Event]:
         """End the match: ``team`` forfeits it (strict policy, or too many faults)."""
         self._live()
-        return self._end(1 - team, f"forfeit: {reason}", forfeited=team)
+        return self._end(1 - team, "forfeit", forfeited=team, detail=reason)
 
     def cancel(self, reason: str = "cancelled") -> list[Event]:
         self._live()
-        return self._end(None, reason)
+        return self._end(None, "cancelled", detail=reason)
 
     # -- internals -----------------------------------------------------------------------
 
@@ -150,6 +150,8 @@ class MatchMachine:
             self.dealer = outcome.next_dealer
             self.deal = self._new_deal(attempt=0)
 
-    def _end(self, winner: int | None, reason: str, forfeited: int | None = None) -> list[Event]:
-        self.result = MatchEnded(winner, self.levels, self.deals_played, reason, forfeited)
+    def _end(
+        self, winner: int | None, reason: str, forfeited: int | None = None, detail: str = ""
+    ) -> list[Event]:
+        self.result = MatchEnded(winner, self.levels, self.deals_played, reason, forfeited, detail)
         return self._absorb([self.result])

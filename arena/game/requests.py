@@ -13,7 +13,7 @@ from typing import Protocol
 
 from arena.game.events import Action, DealStarted, Decision, Event
 from arena.game.match import MatchMachine
-from arena.game.views import SeatView, indexed_seat_events, seat_events, seat_view
+from arena.game.views import SeatView, indexed_seat_events, seat_view
 from arena.rules import RuleSet
 
 
@@ -74,10 +74,10 @@ class SeatFeed:
         self._cursor[seat] = len(events)
         return Request(decision, seat_view(self.match, seat), new, self.match)
 
-    def catch_up(self, seat: int) -> list[Event]:
-        """The events ``seat`` has not been sent yet (e.g. at the match end)."""
+    def catch_up(self, seat: int) -> list[tuple[int, Event]]:
+        """The events ``seat`` has not been sent yet, with their indices (at the end)."""
         events = self.match.events
-        new = seat_events(events[self._cursor[seat] :], seat)
+        new = indexed_seat_events(events[self._cursor[seat] :], seat, self._cursor[seat])
         self._cursor[seat] = len(events)
         return new
 

@@ -23,7 +23,7 @@ from arena.game.events import (
     jsonable,
 )
 from arena.game.match import MatchMachine
-from arena.rules import Bid, Card, Rank
+from arena.rules import Bid, Card, Rank, trick_winner
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -53,9 +53,13 @@ class SeatView:
     current: TrickView | None
     previous: TrickView | None
     attacker_points: int  # from tricks so far
-    penalty_points: int  # failed throws and referee penalties so far (attackers' change)
+    penalty_points: int  # failed-throw penalties so far (the attackers' change)
+    fault_penalty_points: int  # referee penalties so far (the attackers' change)
     revealed: tuple[tuple[Card, ...], ...]  # per seat: failed-throw cards still in hand
     kitty: tuple[Card, ...]  # the dealer's after pickup; everyone's after the deal
+    points_by_seat: tuple[int, int, int, int] = (0, 0, 0, 0)  # card points won in tricks
+    hand_sizes: tuple[int, int, int, int] = (0, 0, 0, 0)  # cards each seat holds (public)
+    first_seat: int = 0  # the seat dealt to first this deal
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: jsonable(_plain(getattr(self, f.name))) for f in dataclasses.fields(self)}
@@ -83,19 +87,25 @@ def seat_view(match: MatchMachine, seat: int) -> SeatView:
     kitty: tuple[Card, ...] = ()
     if over or (deal.dealer == seat and deal.phase is not Phase.BIDDING):
         kitty = tuple(deal.kitty)
+    order = deal.order
     current = None
     if deal.phase is Phase.PLAYING:
-        current = TrickView(deal.trick, deal.leader, tuple(deal.plays))
+        plays = tuple(deal.plays)
+        winning = None
+        if plays and order is not None:  # who is winning the trick so far
+            lead = [cards for _, cards in plays]
+            winning = trick_winner(deal.leader, lead, order, deal.lead_units).winner
+        current = TrickView(deal.trick, deal.leader, plays, winning)
     previous = None
     if deal.previous is not None:
-        leader, plays, winner = deal.previous
-        previous = TrickView(deal.trick - 1, leader, tuple(plays), winner)
-    order = deal.order
+        leader, last, winner = deal.previous
+        previous = TrickView(deal.trick - 1, leader, tuple(last), winner)
     hand = order.sort(list(deal.hands[seat])) if order else list(deal.hands[seat])
-    penalties = deal.throw_penalties
+    faults = 0
     if deal.dealer is not None:
         team = deal.dealer % 2
-        penalties += deal.team_penalties[team] - deal.team_penalties[1 - team]
+        faults = deal.team_penalties[team] - deal.team_penalties[1 - team]
+    by_seat, sizes = deal.points_by_seat, [len(h) for h in deal.hands]
     return SeatView(
         seat=seat,
         deal=deal.deal,
@@ -112,9 +122,13 @@ def seat_view(match: MatchMachine, seat: int) -> SeatView:
         current=current,
         previous=previous,
         attacker_points=deal.trick_points,
-        penalty_points=penalties,
+        penalty_points=deal.throw_penalties,
+        fault_penalty_points=faults,
         revealed=tuple(tuple(r) for r in deal.revealed),
         kitty=kitty,
+        points_by_seat=(by_seat[0], by_seat[1], by_seat[2], by_seat[3]),
+        hand_sizes=(sizes[0], sizes[1], sizes[2], sizes[3]),
+        first_seat=deal.first_seat,
     )
 
 

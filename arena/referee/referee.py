@@ -22,6 +22,7 @@ from arena.game import (
     Action,
     Decision,
     Event,
+    Kind,
     MatchEnded,
     MatchMachine,
     MatchSetup,
@@ -174,6 +175,8 @@ class Referee:
                 deals=result.deals,
                 faults=len(self.faults),
             )
+            for i, seat in enumerate(self.seats):  # the last deal's end, the match's end
+                seat.tell_events(self.feed.catch_up(i))
             with trio.move_on_after(5) as scope:
                 scope.shield = True
                 async with trio.open_nursery() as nursery:
@@ -257,7 +260,8 @@ class Referee:
         deal = self.match.deal
         lenient = self.policy.kind is PolicyKind.LENIENT
         penalty = self.policy.penalty_points if lenient and charged else 0
-        return Fault(d.seat, kind, reason, deal.deal, deal.trick, seq, penalty, (), charged)
+        trick = deal.trick if d.kind is Kind.PLAY else 0
+        return Fault(d.seat, kind, reason, deal.deal, trick, seq, penalty, (), charged)
 
     def _apply(self, outcome: Outcome) -> None:
         """Apply the answer, or on any fault the fallback; record; tell the seat.

@@ -35,8 +35,9 @@ class Seat(Protocol):
         """Report the judgement of an answer (never blocks)."""
         ...
 
-    def tell_events(self, events: Sequence[Event]) -> None:
-        """Pass on events that cannot wait for the next request (never blocks)."""
+    def tell_events(self, events: Sequence[tuple[int, Event]]) -> None:
+        """Pass on events (with their indices) that cannot wait for a request: the last
+        deal's end at the end of the match (never blocks)."""
         ...
 
     async def finish(self, result: MatchEnded, faults: Sequence[Fault], record: str) -> None:
@@ -73,7 +74,7 @@ class LocalSeat:
         if not verdict.accepted:
             self.verdicts.append(verdict)
 
-    def tell_events(self, events: Sequence[Event]) -> None:
+    def tell_events(self, events: Sequence[tuple[int, Event]]) -> None:
         return None
 
     async def finish(self, result: MatchEnded, faults: Sequence[Fault], record: str) -> None:

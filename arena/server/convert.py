@@ -148,6 +148,10 @@ def _put_view(m: pb.View, view: SeatView) -> None:
     m.trick_number = view.trick if view.phase == "playing" else 0
     m.attacker_points = view.attacker_points
     m.penalty_points = view.penalty_points
+    m.fault_penalty_points = view.fault_penalty_points
+    m.points_by_seat.extend(view.points_by_seat)
+    m.hand_sizes.extend(view.hand_sizes)
+    m.first_seat = view.first_seat
     for seat, cards in enumerate(view.revealed):
         if cards:
             m.revealed.add(seat=seat).cards.extend([_CARD_TO_PB[c] for c in cards])

@@ -251,8 +251,16 @@ class MatchHost:
         if referee is None or referee.match.finished:
             return pb.Verdict(seq=action.seq, reason="the match is not running")
         pending = {d.seat for d in referee.match.pending()}
-        if seat not in pending:
+        remote = hosted.remote(seat)
+        asked = remote.pending_seq if remote is not None else None
+        if seat not in pending or asked is None:
             return pb.Verdict(seq=action.seq, reason="this seat has no pending decision")
+        if action.seq != asked:
+            return pb.Verdict(
+                seq=action.seq,
+                fault=pb.UNKNOWN_SEQUENCE,
+                reason=f"seq {action.seq} is not the pending request (seq {asked})",
+            )
         try:
             cards = convert.cards_from_pb(action.cards)
         except ProtocolError as exc:

@@ -133,6 +133,11 @@ class RemoteSeat:
         else:
             log.warning("seat_disconnected", match_id=self.match_id, seat=self.seat)
 
+    @property
+    def pending_seq(self) -> int | None:
+        """The sequence number of the request waiting for this seat's answer, if any."""
+        return self._pending[0] if self._pending is not None else None
+
     # -- the Seat interface (called by the referee) ---------------------------------------
 
     async def ask(self, seq: int, request: Request, deadline_ms: int, bank_ms: int) -> Action:
@@ -214,9 +219,9 @@ class RemoteSeat:
         if self.conn is not None:
             self.conn.send(convert.verdict_to_pb(verdict))
 
-    def tell_events(self, events: Sequence[Event]) -> None:
+    def tell_events(self, events: Sequence[tuple[int, Event]]) -> None:
         if self.conn is not None and events:
-            notice = pb.Notice(events=[convert.event_to_pb(e) for e in events])
+            notice = pb.Notice(events=[convert.event_to_pb(e, i) for i, e in events])
             self.conn.send(pb.RefereeMessage(notice=notice))
 
     async def finish(self, result: MatchEnded, faults: Sequence[Fault], record: str) -> None:

@@ -494,8 +494,9 @@ class Fault(_message.Message):
     seq: _builtins.int
     """the Request.seq concerned (0 if none)"""
     penalty_points: _builtins.int
-    """Penalty the referee's policy charged for this fault, in points signed to
-    the attackers (lenient policy), 0 if none.
+    """Points the policy charged against the seat's team for this fault (lenient
+    policy): the attackers lose them, or the dealer team gives them to the
+    attackers, at the end of the deal. 0 if none.
     """
     @_builtins.property
     def played(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
@@ -547,7 +548,7 @@ class Verdict(_message.Message):
     reason: _builtins.str
     """why not accepted ("" when accepted)"""
     penalty_points: _builtins.int
-    """Points the policy charged for this fault, signed to the attackers (see
+    """Points the policy charged against the seat's team for this fault (see
     Fault.penalty_points); 0 when accepted.
     """
     @_builtins.property
@@ -1512,6 +1513,7 @@ class MatchResult(_message.Message):
     """deals played"""
     reason: _builtins.str
     """"level_a_kept" (a team kept the deal as dealer team at level A),
+    "passed_a" (a team moved past A, where A need not be defended),
     "deals_played" (the configured number of deals was reached),
     "forfeit" (a team was disqualified by the fault policy),
     "cancelled" (an organiser cancelled it), "failed" (the referee crashed).
@@ -1675,7 +1677,7 @@ class Welcome(_message.Message):
     @_builtins.property
     def rules(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """The match's variant settings (RULES.md §9): variant key -> JSON-encoded
-        value, e.g. "decks" -> "2", "kitty_multiplier" -> "\\"2x_largest_unit\\"".
+        value, e.g. "decks" -> "2", "kitty_multiplier" -> "\\"linear\\"".
         Keys absent here take their documented defaults.
         """
 

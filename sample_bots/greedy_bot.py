@@ -10,8 +10,7 @@ import sys
 
 from botkit import Table, cards, parse_args, run
 
-from arena.rules import TRUMP_LANE, Card, check_follow, trick_winner
-from arena.rules.legal import fallback_bury, legal_follow
+from arena.rules import TRUMP_LANE, Card, check_follow, fallback_bury, legal_follow, trick_winner
 from arena.v1 import arena_pb2 as pb
 
 

@@ -15,8 +15,7 @@ import sys
 
 from botkit import Table, cards, parse_args, run
 
-from arena.rules import Card
-from arena.rules.legal import legal_follow
+from arena.rules import Card, legal_follow
 from arena.v1 import arena_pb2 as pb
 
 

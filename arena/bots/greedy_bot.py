@@ -9,8 +9,17 @@ follows low.
 from __future__ import annotations
 
 from arena.game import Action, Kind, Request, order_for
-from arena.rules import TRUMP_LANE, Card, CardOrder, check_follow, decompose, trick_winner
-from arena.rules.legal import cheapness, fallback_bury, legal_follow
+from arena.rules import (
+    TRUMP_LANE,
+    Card,
+    CardOrder,
+    cheapness,
+    check_follow,
+    decompose,
+    fallback_bury,
+    legal_follow,
+    trick_winner,
+)
 
 
 class GreedyBot:

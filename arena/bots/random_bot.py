@@ -10,8 +10,7 @@ from __future__ import annotations
 import random
 
 from arena.game import Action, Kind, Request, order_for
-from arena.rules import Card, CardOrder, decompose
-from arena.rules.legal import legal_follow
+from arena.rules import Card, CardOrder, decompose, legal_follow
 
 
 class RandomBot:

@@ -45,6 +45,7 @@ from arena.rules import (
     Bid,
     Card,
     CardOrder,
+    Leading,
     Rank,
     RuleSet,
     Trump,
@@ -54,11 +55,14 @@ from arena.rules import (
     check_bid,
     check_follow,
     check_lead,
+    fallback_bury,
+    fallback_lead,
+    first_leading,
     format_cards,
+    legal_follow,
     missing_from,
-    trick_winner,
+    next_leading,
 )
-from arena.rules.legal import fallback_bury, fallback_lead, legal_follow
 
 
 class Phase(enum.Enum):
@@ -118,6 +122,7 @@ class DealMachine:
         self.leader = 0
         self.plays: list[tuple[int, Action]] = []
         self.played: list[Card] = []  # the cards of finished tricks
+        self.leading = Leading(0, 0, (), 0)  # the play winning the trick in progress
         self.lead_units: list[Unit] = []
         self.previous: tuple[int, list[tuple[int, Action]], int] | None = None
         self.revealed: list[list[Card]] = [[], [], [], []]
@@ -335,28 +340,40 @@ class DealMachine:
             hand.remove(card)
             if card in shown:
                 shown.remove(card)
+        if self.plays:  # who leads the trick now (RULES.md §7, Winning a trick)
+            led = order.lane[self.plays[0][1][0].index]
+            self.leading = next_leading(self.leading, len(self.plays), landed, self.lead_units,
+                                        led, order)  # fmt: skip
+        else:
+            self.leading = first_leading(landed, self.lead_units, order)
         self.plays.append((seat, landed))
         self._emit(CardsPlayed(seat, self.trick, landed))
         if len(self.plays) < 4:
             nxt = (seat + 1) % 4
             self._window = {nxt: Decision(nxt, Kind.PLAY, count=len(landed), lead=self.plays[0][1])}
             return
-        result = trick_winner(self.leader, [p for _, p in self.plays], order, self.lead_units)
-        self.points_by_seat[result.winner] += result.points
-        if team_of(result.winner) != team_of(self._dealer()):
-            self.trick_points += result.points
-        self._emit(TrickWon(self.trick, result.winner, result.points, self.trick_points))
-        self.previous = (self.leader, self.plays, result.winner)
+        winner = self.winning_seat
+        won = sum(card.points for _, cards in self.plays for card in cards)
+        self.points_by_seat[winner] += won
+        if team_of(winner) != team_of(self._dealer()):
+            self.trick_points += won
+        self._emit(TrickWon(self.trick, winner, won, self.trick_points))
+        self.previous = (self.leader, self.plays, winner)
         for _, cards in self.plays:
             self.played.extend(cards)
         last_units = self.lead_units
         self.trick += 1
         self.plays = []
-        self.leader = result.winner
-        if self.hands[result.winner]:
-            self._window = {result.winner: Decision(result.winner, Kind.PLAY)}
+        self.leader = winner
+        if self.hands[winner]:
+            self._window = {winner: Decision(winner, Kind.PLAY)}
         else:
-            self._end(result.winner, last_units)
+            self._end(winner, last_units)
+
+    @property
+    def winning_seat(self) -> int:
+        """The seat winning the trick in progress so far (the leader before any follow)."""
+        return (self.leader + self.leading.place) % 4 if self.plays else self.leader
 
     # -- the end of the deal (RULES.md §8) ----------------------------------------------
 

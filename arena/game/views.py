@@ -23,7 +23,7 @@ from arena.game.events import (
     jsonable,
 )
 from arena.game.match import MatchMachine
-from arena.rules import Bid, Card, Rank, trick_winner
+from arena.rules import Bid, Card, Rank
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -91,11 +91,7 @@ def seat_view(match: MatchMachine, seat: int) -> SeatView:
     current = None
     if deal.phase is Phase.PLAYING:
         plays = tuple(deal.plays)
-        winning = None
-        if plays and order is not None:  # who is winning the trick so far
-            lead = [cards for _, cards in plays]
-            winning = trick_winner(deal.leader, lead, order, deal.lead_units).winner
-        current = TrickView(deal.trick, deal.leader, plays, winning)
+        current = TrickView(deal.trick, deal.leader, plays, deal.winning_seat if plays else None)
     previous = None
     if deal.previous is not None:
         leader, last, winner = deal.previous

@@ -16,6 +16,7 @@ from arena.records.lines import (
 )
 from arena.records.reader import Line, Record, parse_record, read_record
 from arena.records.replay import VerifyResult, verify
+from arena.records.resume import Restored, RestoredFault, reopen, restore
 from arena.records.summary import DealFault, DealRecord, TrickRecord
 from arena.records.writer import NullRecorder, RecordWriter
 
@@ -37,10 +38,14 @@ __all__ = [
     "RecordError",
     "RecordHeader",
     "RecordWriter",
+    "Restored",
+    "RestoredFault",
     "SeatRecord",
     "TrickRecord",
     "VerifyResult",
     "parse_record",
     "read_record",
+    "reopen",
+    "restore",
     "verify",
 ]

@@ -2,7 +2,7 @@
 
 from arena.referee.control import FaultPolicy, PolicyKind, TimeControl
 from arena.referee.faults import BotError, BotGone, Fault, FaultKind, SeatVerdict
-from arena.referee.referee import MatchReport, Referee, RefereeStatistics
+from arena.referee.referee import MatchReport, Referee, RefereeStatistics, Resume
 from arena.referee.seats import LocalSeat, Seat
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "PolicyKind",
     "Referee",
     "RefereeStatistics",
+    "Resume",
     "Seat",
     "SeatVerdict",
     "TimeControl",

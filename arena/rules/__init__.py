@@ -24,6 +24,7 @@ from arena.rules.cards import (
 )
 from arena.rules.follow import LEGAL, Verdict, check_follow, missing_from
 from arena.rules.lead import LeadVerdict, check_lead, throw_penalty
+from arena.rules.legal import cheapness, fallback_bury, fallback_lead, legal_follow, lowest
 from arena.rules.ruleset import (
     VARIANT_KEYS,
     BidStrength,
@@ -36,7 +37,7 @@ from arena.rules.ruleset import (
     ThrowPenalty,
 )
 from arena.rules.score import ATTACKERS, DEALER, DealResult, advance, deal_result, kitty_bonus
-from arena.rules.trick import TrickResult, trick_winner
+from arena.rules.trick import Leading, TrickResult, first_leading, next_leading, trick_winner
 from arena.rules.trump import TRUMP_LANE, CardOrder, Trump, card_order
 from arena.rules.units import THROW, Unit, arrange, decompose, shape_of
 
@@ -64,6 +65,7 @@ __all__ = [
     "InvalidRules",
     "KittyMultiplier",
     "LeadVerdict",
+    "Leading",
     "NoBid",
     "Rank",
     "RuleSet",
@@ -77,6 +79,7 @@ __all__ = [
     "advance",
     "arrange",
     "card_order",
+    "cheapness",
     "check_bid",
     "check_counts",
     "check_follow",
@@ -85,11 +88,17 @@ __all__ = [
     "deal_result",
     "deck",
     "decompose",
+    "fallback_bury",
+    "fallback_lead",
+    "first_leading",
     "format_cards",
     "is_bid_shape",
     "kitty_bonus",
     "legal_bids",
+    "legal_follow",
+    "lowest",
     "missing_from",
+    "next_leading",
     "parse_cards",
     "points",
     "pretty_cards",

@@ -23,6 +23,54 @@ class TrickResult:
     points: int
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Leading:
+    """The play winning a trick so far: its place in play order, lane and unit keys."""
+
+    place: int
+    lane: int
+    keys: tuple[int, ...]
+    top: int
+
+
+def first_leading(lead: Sequence[Card], units: Sequence[Unit], order: CardOrder) -> Leading:
+    """The lead is winning until something beats it."""
+    key = order.key
+    return Leading(
+        0, order.lane[lead[0].index], tuple(u.high for u in units), max(key[c.index] for c in lead)
+    )
+
+
+def next_leading(
+    leading: Leading,
+    place: int,
+    play: Sequence[Card],
+    units: Sequence[Unit],
+    led: int,
+    order: CardOrder,
+) -> Leading:
+    """Who leads the trick after ``play`` (at ``place`` in play order) joins it."""
+    lane = order.lane
+    play_lane = lane[play[0].index]
+    if play_lane not in (led, TRUMP_LANE) or any(lane[c.index] != play_lane for c in play):
+        return leading  # a mixed play, or neither the led suit nor trumps, never wins
+    arranged = arrange(play, units, order)
+    if arranged is None:
+        return leading  # it does not fit the lead's shape
+    keys = tuple(arranged)
+    top = max(order.key[c.index] for c in play)
+    policy = order.rules.throw_beaten_by
+    if play_lane != leading.lane:
+        wins = play_lane == TRUMP_LANE
+    elif policy is ThrowBeatenBy.LARGEST_UNIT:
+        wins = keys[0] > leading.keys[0]
+    elif policy is ThrowBeatenBy.ALL_UNITS:
+        wins = all(k > b for k, b in zip(keys, leading.keys, strict=True))
+    else:
+        wins = top > leading.top
+    return Leading(place, play_lane, keys, top) if wins else leading
+
+
 def trick_winner(
     leader: int,
     plays: Sequence[Sequence[Card]],
@@ -31,34 +79,11 @@ def trick_winner(
 ) -> TrickResult:
     """The seat that wins the trick and the points in it. ``plays`` are in play order,
     the leader's first; the leader's play is what landed (a forced unit after a failed
-    throw)."""
+    throw). Fewer than four plays give who is winning so far."""
     lead = plays[0]
     units = list(lead_units) if lead_units is not None else decompose(lead, order)
-    lane = order.lane
-    key = order.key
-    led = lane[lead[0].index]
-    best = 0
-    best_lane = led
-    best_keys = [u.high for u in units]
-    best_top = max(key[c.index] for c in lead)
-    policy = order.rules.throw_beaten_by
+    led = order.lane[lead[0].index]
+    leading = first_leading(lead, units, order)
     for i in range(1, len(plays)):
-        play = plays[i]
-        play_lane = lane[play[0].index]
-        if play_lane not in (led, TRUMP_LANE) or any(lane[c.index] != play_lane for c in play):
-            continue
-        keys = arrange(play, units, order)
-        if keys is None:
-            continue
-        top = max(key[c.index] for c in play)
-        if play_lane != best_lane:
-            wins = play_lane == TRUMP_LANE
-        elif policy is ThrowBeatenBy.LARGEST_UNIT:
-            wins = keys[0] > best_keys[0]
-        elif policy is ThrowBeatenBy.ALL_UNITS:
-            wins = all(k > b for k, b in zip(keys, best_keys, strict=True))
-        else:
-            wins = top > best_top
-        if wins:
-            best, best_lane, best_keys, best_top = i, play_lane, keys, top
-    return TrickResult((leader + best) % 4, sum(points(p) for p in plays))
+        leading = next_leading(leading, i, plays[i], units, led, order)
+    return TrickResult((leader + leading.place) % 4, sum(points(p) for p in plays))

@@ -90,6 +90,9 @@ def decompose(cards: Sequence[Card], order: CardOrder) -> list[Unit]:
     """
     if not cards:
         raise IllegalPlay("no cards")
+    if len(cards) == 1:  # the most common case by far: one single
+        key = order.key[cards[0].index]
+        return [Unit(1, 1, (cards[0],), key, key)]
     lanes = lanes_of(cards, order)
     if len(lanes) > 1:
         names = " and ".join(order.lane_name(x) for x in sorted(lanes))

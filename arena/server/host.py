@@ -24,10 +24,8 @@ import trio
 
 from arena.errors import ProtocolError
 from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder
-from arena.records import read_record
-from arena.records.resume import Restored, reopen, restore
-from arena.referee import FaultPolicy, LocalSeat, Referee, Seat, TimeControl
-from arena.referee.referee import MatchReport, Resume
+from arena.records import Restored, read_record, reopen, restore
+from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, Resume, Seat, TimeControl
 from arena.rules import RuleSet
 from arena.server import convert
 from arena.server.remote import RemoteSeat

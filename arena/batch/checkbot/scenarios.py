@@ -17,8 +17,7 @@ from typing import Any
 
 from arena.bots import GreedyBot, make_bot
 from arena.game import Action, Kind, Request, order_for, seed_for_first_seat, stack
-from arena.rules import Card, Suit, parse_cards
-from arena.rules.legal import fallback_bury
+from arena.rules import Card, Suit, fallback_bury, parse_cards
 
 # -- the situations a scenario sets up ----------------------------------------------------
 

@@ -60,6 +60,7 @@ bench: setup  ## benchmarks (ratios measured side by side)
 	$(BIN)/python bench/rules.py
 	$(BIN)/python bench/selfplay.py
 	$(BIN)/python bench/records.py
+	$(BIN)/python bench/batch.py
 	$(BIN)/python bench/remote.py
 
 proto: setup  ## regenerate the committed protobuf code from proto/

@@ -155,21 +155,4 @@ def _land(job: MatchJob, files: dict[str, bytes]) -> None:
 
 
 def _lost(job: MatchJob, error: str) -> MatchSummary:
-    return MatchSummary(
-        job.index,
-        job.seed,
-        job.pairing,
-        tuple(b.name for b in job.bots),
-        "failed",
-        None,
-        "",
-        0,
-        ("", ""),
-        (),
-        (),
-        (),
-        0,
-        0.0,
-        job.record,
-        error,
-    )
+    return MatchSummary.unfinished(job, "failed", error)

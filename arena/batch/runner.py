@@ -114,6 +114,15 @@ class MatchSummary:
         out.pop("latencies")
         return out
 
+    @classmethod
+    def unfinished(
+        cls, job: MatchJob, state: str, error: str, seconds: float = 0.0
+    ) -> MatchSummary:
+        """A match that did not finish (``failed``, ``cancelled``): nothing to count."""
+        names = tuple(b.name for b in job.bots)
+        return cls(job.index, job.seed, job.pairing, names, state, None, "", 0, ("", ""),
+                   (), (), (), 0, seconds, job.record, error)  # fmt: skip
+
 
 def run_job(job: MatchJob) -> MatchSummary:
     """Play one match (blocking); never raises: a crash becomes ``state="failed"``."""
@@ -121,24 +130,8 @@ def run_job(job: MatchJob) -> MatchSummary:
     try:
         return trio.run(_play_job, job, started)
     except Exception as exc:
-        return MatchSummary(
-            job.index,
-            job.seed,
-            job.pairing,
-            tuple(b.name for b in job.bots),
-            "failed",
-            None,
-            "",
-            0,
-            ("", ""),
-            (),
-            (),
-            (),
-            0,
-            time.perf_counter() - started,
-            job.record,
-            f"{type(exc).__name__}: {exc}",
-        )
+        error = f"{type(exc).__name__}: {exc}"
+        return MatchSummary.unfinished(job, "failed", error, time.perf_counter() - started)
 
 
 async def _play_job(job: MatchJob, started: float) -> MatchSummary:
@@ -188,24 +181,7 @@ def _summary(
     error: str = "",
 ) -> MatchSummary:
     if referee is None:
-        return MatchSummary(
-            job.index,
-            job.seed,
-            job.pairing,
-            names,
-            state,
-            None,
-            "",
-            0,
-            ("", ""),
-            (),
-            (),
-            (),
-            0,
-            time.perf_counter() - started,
-            job.record,
-            error,
-        )
+        return MatchSummary.unfinished(job, state, error, time.perf_counter() - started)
     from arena.game import DealEnded
 
     result = referee.match.result

@@ -383,7 +383,8 @@ def test_penalties_are_settled_at_the_deal_end(offender: str) -> None:
     ended, applied = run(15)
     assert none == [] and len(applied) == 2 and applied[0].points == 15
     sign = 1 if offender == "dealer" else -1
-    assert ended.penalty_points == plain.penalty_points + sign * 30
+    assert ended.penalty_points == plain.penalty_points  # failed throws only
+    assert ended.fault_penalty_points == plain.fault_penalty_points + sign * 30
     assert ended.attacker_points == plain.attacker_points + sign * 30
     assert ended.trick_points == plain.trick_points  # play was not affected
 

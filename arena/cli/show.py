@@ -129,7 +129,8 @@ def _deal(d: DealRecord, paint: _Paint, rules: Any) -> Iterable[str]:
         won = "dealer team keeps the deal" if r.winner == "dealer" else "attackers take the deal"
         yield (
             f"  result: attackers {r.attacker_points} = tricks {r.trick_points} + kitty "
-            f"{r.kitty_bonus} (×{r.kitty_multiplier}) + penalties {r.penalty_points}; {won}, "
+            f"{r.kitty_bonus} (×{r.kitty_multiplier}) + penalties {r.penalty_points}"
+            f"{f' + faults {r.fault_penalty_points}' if r.fault_penalty_points else ''}; {won}, "
             f"+{r.levels_gained}; levels {'/'.join(x.code for x in r.levels)}; "
             f"next dealer seat {r.next_dealer}"
         )

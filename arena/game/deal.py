@@ -382,10 +382,10 @@ class DealMachine:
         self.phase = Phase.OVER
         dealer = self._dealer()
         team = team_of(dealer)
-        penalties = self.throw_penalties + self.team_penalties[team] - self.team_penalties[1 - team]
+        faults = self.team_penalties[team] - self.team_penalties[1 - team]
         self.result, self.match_won = settle_deal(
             self.rules, self.deal, dealer, self.levels, self.trick_points, self.kitty,
-            last_winner, last_units, penalties,
+            last_winner, last_units, self.throw_penalties, faults,
         )  # fmt: skip
         self._emit(self.result)
 

@@ -180,12 +180,13 @@ class DealEnded(Event):
     kitty: tuple[Card, ...]  # the buried cards, now public
     kitty_multiplier: int  # 0 when the dealer team won the last trick
     kitty_bonus: int
-    penalty_points: int  # failed throws and referee penalties, the attackers' change
+    penalty_points: int  # failed-throw penalties: the attackers' change
     attacker_points: int  # the total that decides the result
     winner: str  # "dealer" or "attackers"
     levels_gained: int
     levels: tuple[Rank, Rank]  # after the deal
     next_dealer: int
+    fault_penalty_points: int = 0  # referee penalties (faults): the attackers' change
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

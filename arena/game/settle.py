@@ -18,17 +18,18 @@ def settle_deal(
     last_winner: int,
     last_units: Sequence[Unit],
     penalties: int,
+    fault_penalties: int = 0,
 ) -> tuple[DealEnded, bool]:
     """The deal's result event and whether it won the match.
 
-    ``penalties`` is the attackers' point change from failed throws and referee
-    penalties; the kitty counts only when an attacker won the last trick.
+    ``penalties`` (failed throws) and ``fault_penalties`` (the referee's) are the
+    attackers' point changes; the kitty counts only when an attacker won the last trick.
     """
     dealer_team = team_of(dealer)
     multiplier = bonus = 0
     if team_of(last_winner) != dealer_team:
         multiplier, bonus = kitty_bonus(kitty, last_units, rules)
-    total = trick_points + bonus + penalties
+    total = trick_points + bonus + penalties + fault_penalties
     result = deal_result(total, rules)
     new = list(levels)
     if result.winner == ATTACKERS:
@@ -38,6 +39,6 @@ def settle_deal(
     new[team], won = advance(new[team], result.levels, as_dealer, rules)
     ended = DealEnded(
         deal, dealer, trick_points, tuple(kitty), multiplier, bonus, penalties, total,
-        result.winner, result.levels, (new[0], new[1]), next_dealer,
+        result.winner, result.levels, (new[0], new[1]), next_dealer, fault_penalties,
     )  # fmt: skip
     return ended, won

@@ -31,6 +31,7 @@ log = structlog.get_logger()
 Send = Callable[[pb.RefereeMessage], bool]
 Close = Callable[[], bool]
 FLOOD_LIMIT = 256  # unrequested messages kept at most; more are dropped and counted
+LOGGED_LATE = 20  # late answers logged one by one; after that, one line per thousand
 
 
 class Signal(enum.Enum):
@@ -172,13 +173,15 @@ class RemoteSeat:
         action = item.action
         if action.seq < seq:
             self.late_answers += 1
-            log.info(
-                "late_answer_discarded",
-                match_id=self.match_id,
-                seat=self.seat,
-                seq=action.seq,
-                current=seq,
-            )
+            if self.late_answers <= LOGGED_LATE or self.late_answers % 1000 == 0:
+                log.info(  # a flood of stale answers must not become a flood of log lines
+                    "late_answer_discarded",
+                    match_id=self.match_id,
+                    seat=self.seat,
+                    seq=action.seq,
+                    current=seq,
+                    late_so_far=self.late_answers,
+                )
             return None
         if action.seq > seq:
             raise BotError(

@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         "judge",
         help="the rules oracle: JSON questions on stdin, one JSON answer per line",
         description="Reads questions as JSON Lines on standard input and answers each on one "
-        'line (see docs/judge.md). Example:\n  echo \'{"id":1,"q":"result",'
+        'line (the format: ../shared/judge-format.md). Example:\n  echo \'{"id":1,"q":"result",'
         '"attacker_points":85}\' | arena judge',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -39,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     judge.set_defaults(func=_judge)
     for register in _extra_commands():
         register(sub)
+    for command in sub.choices.values():  # module docstrings are reStructuredText
+        if command.description:
+            command.description = command.description.replace("``", "")
     return parser
 
 

@@ -47,7 +47,7 @@ lint: setup  ## ruff and mypy --strict
 test: setup lint  ## lint, then the whole test suite
 	$(BIN)/python -m pytest -q
 
-demo: setup  ## a real match: four sample bots over gRPC, record under records/
+demo: $(STAMP)  ## a real match: four sample bots over gRPC, record under records/
 	$(BIN)/arena match --seed 7 --record records/demo.jsonl \
 	  --bot "$(BIN)/python sample_bots/random_bot.py" \
 	  --bot "$(BIN)/python sample_bots/greedy_bot.py" \

@@ -200,6 +200,8 @@ def _session(decide: Decide, name: str, server: str, token: str, version: str, t
         except grpc.RpcError as exc:
             code = exc.code()
             print(f"{name}: {code.name}: {exc.details()}", file=sys.stderr)
+            if code == grpc.StatusCode.ALREADY_EXISTS and table.seat >= 0:
+                return "lost"  # back too soon: the referee has not yet seen the old stream go
             if code in (
                 grpc.StatusCode.UNAUTHENTICATED,
                 grpc.StatusCode.ALREADY_EXISTS,

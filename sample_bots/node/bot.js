@@ -245,7 +245,9 @@ function play(bot) {
 
   call.on('error', (err) => { // e.g. UNAUTHENTICATED for a bad token, UNAVAILABLE
     const code = grpc.status[err.code];
-    const refused = ['UNAUTHENTICATED', 'ALREADY_EXISTS', 'FAILED_PRECONDITION'].includes(code);
+    // ALREADY_EXISTS after having played: back before the referee saw the old stream go.
+    const early = code === 'ALREADY_EXISTS' && bot.lostAt;
+    const refused = !early && ['UNAUTHENTICATED', 'ALREADY_EXISTS', 'FAILED_PRECONDITION'].includes(code);
     if (refused || !bot.lostAt) console.error(`${bot.name}: ${code}: ${err.details}`);
     if (refused) [bot.over, process.exitCode] = [true, 1];
   });

@@ -17,7 +17,7 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import trio
 
@@ -230,19 +230,32 @@ async def play_hosted(
         return hosted
 
 
+async def start_bot(cmd: str, target: str, token: str, seat: int, out: IO[bytes]) -> Any:
+    """Start one bot command with ``ARENA_SERVER``, ``ARENA_TOKEN`` and ``ARENA_SEAT`` in its
+    environment, its output going to ``out``; returns the ``trio.Process``.
+
+    Raises:
+        OSError: the command could not be started (a note is written to ``out`` first).
+    """
+    env = {**os.environ, "ARENA_SERVER": target, "ARENA_TOKEN": token, "ARENA_SEAT": str(seat)}
+    try:
+        return await trio.lowlevel.open_process(
+            shlex.split(cmd), env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+    except OSError as exc:
+        out.write(f"arena: could not start {cmd!r}: {exc}\n".encode())
+        raise
+
+
 async def run_bot_process(
     cmd: str, target: str, token: str, log_path: Path, hosted: HostedMatch, seat: int
 ) -> None:
     """Run one bot command until the match is over (then give it 5 s to leave)."""
-    env = {**os.environ, "ARENA_SERVER": target, "ARENA_TOKEN": token, "ARENA_SEAT": str(seat)}
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as out:
         try:
-            process = await trio.lowlevel.open_process(
-                shlex.split(cmd), env=env, stdout=out, stderr=subprocess.STDOUT
-            )
-        except OSError as exc:
-            out.write(f"arena: could not start {cmd!r}: {exc}\n".encode())
+            process = await start_bot(cmd, target, token, seat, out)
+        except OSError:
             return
         try:
             await hosted.done.wait()

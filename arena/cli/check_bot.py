@@ -32,6 +32,7 @@ from arena.batch.checkbot import (
     stacked_scenarios,
 )
 from arena.cli.logs import configure_logging
+from arena.cli.options import add_clock
 from arena.cli.progress import Progress
 
 
@@ -71,26 +72,11 @@ def register(sub: Any) -> None:
         "--no-stacked", action="store_true", help="skip the stacked positions (random only)"
     )
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
-    p.add_argument(
-        "--time-limit",
-        type=int,
-        default=1000,
-        metavar="MS",
-        help="per-decision limit in ms (default 1000)",
-    )
-    p.add_argument(
-        "--time-bank",
-        type=int,
-        default=0,
-        metavar="MS",
-        help="time bank in ms on top of the limit (default 0: the limit is strict)",
-    )
-    p.add_argument(
-        "--grace",
-        type=int,
-        default=1000,
-        metavar="MS",
-        help="how long a disconnected bot may take to come back (default 1000)",
+    add_clock(
+        p,
+        bank=0,
+        bank_help="time bank in ms on top of the limit (default 0: the limit is strict)",
+        grace=1000,
     )
     p.add_argument(
         "--connect-timeout",

@@ -40,7 +40,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--seed", type=int, default=None, help="match seed (default: random)")
     add_rules(p, deals_help="stop after K deals (default: play until a team wins at A)")
-    add_clock(p, grace=True)
+    add_clock(p, grace=10_000)
     add_policy(p, details=True)
     p.add_argument(
         "--record",

@@ -32,8 +32,9 @@ def rules_of(args: argparse.Namespace) -> RuleSet:
 
 
 def add_clock(
-    p: Any, bank: int = 30_000, bank_help: str | None = None, grace: bool = False
+    p: Any, bank: int = 30_000, bank_help: str | None = None, grace: int | None = None
 ) -> None:
+    """``--time-limit``, ``--time-bank`` and, given its default, ``--grace`` (all ms)."""
     p.add_argument(
         "--time-limit",
         type=int,
@@ -48,13 +49,13 @@ def add_clock(
         metavar="MS",
         help=bank_help or f"per-seat time bank in ms (default {bank})",
     )
-    if grace:
+    if grace is not None:
         p.add_argument(
             "--grace",
             type=int,
-            default=10_000,
+            default=grace,
             metavar="MS",
-            help="how long a disconnected bot may take to come back (default 10000)",
+            help=f"how long a disconnected bot may take to come back (default {grace})",
         )
 
 

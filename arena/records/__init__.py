@@ -16,7 +16,7 @@ from arena.records.lines import (
 )
 from arena.records.reader import Line, Record, parse_record, read_record
 from arena.records.replay import VerifyResult, verify
-from arena.records.resume import Restored, RestoredFault, reopen, restore
+from arena.records.resume import Restored, reopen, restore
 from arena.records.summary import DealFault, DealRecord, TrickRecord
 from arena.records.writer import NullRecorder, RecordWriter
 
@@ -39,7 +39,6 @@ __all__ = [
     "RecordHeader",
     "RecordWriter",
     "Restored",
-    "RestoredFault",
     "SeatRecord",
     "TrickRecord",
     "VerifyResult",

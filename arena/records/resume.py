@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from arena.game import MatchMachine
+from arena.game import AnswerFault, MatchMachine
 from arena.records.format import RecordError
 from arena.records.lines import (
     AnswerLine,
@@ -24,21 +24,6 @@ from arena.records.lines import (
 from arena.records.reader import Record
 from arena.records.replay import verify
 from arena.records.writer import RecordWriter
-from arena.rules import Card
-
-
-@dataclasses.dataclass(frozen=True)
-class RestoredFault:
-    """A fault as its answer line recorded it, with where it happened."""
-
-    seat: int
-    kind: str
-    reason: str
-    deal: int
-    trick: int
-    seq: int
-    penalty_points: int  # charged by the penalty line just before it (0: none)
-    played: tuple[Card, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +36,8 @@ class Restored:
     team_faults: tuple[int, int]  # penalties charged so far, per team
     bank_used_ms: tuple[float, float, float, float]  # time-bank use per seat
     written: tuple[int, int]  # (events, decks) already in the record
-    faults: tuple[RestoredFault, ...]  # every faulted answer, in order
+    faults: tuple[AnswerFault, ...]  # every faulted answer, in order (penalty_points: what
+    # the penalty line just before it charged, 0 if none)
     clock_ms: float  # the last request time recorded (ms since the match started)
 
 
@@ -78,7 +64,7 @@ def restore(record: Record) -> Restored:
     team_faults = [0, 0]
     bank = [0.0, 0.0, 0.0, 0.0]
     events = decks = 0
-    faults: list[RestoredFault] = []
+    faults: list[AnswerFault] = []
     charged = 0
     clock = 0.0
     for item in record.items():
@@ -100,7 +86,7 @@ def restore(record: Record) -> Restored:
             bank[item.seat] += max(0.0, item.latency_ms - limit)
             if item.fault:
                 deal = match.deal
-                faults.append(RestoredFault(
+                faults.append(AnswerFault(
                     item.seat, item.fault_kind or "", item.fault_reason or "", deal.deal,
                     deal.trick, item.seq, charged, item.played,
                 ))  # fmt: skip

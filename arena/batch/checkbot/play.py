@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing
-import os
-import shlex
-import subprocess
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -16,7 +13,7 @@ import trio
 from arena.batch.checkbot.positions import Position, read_positions
 from arena.batch.checkbot.results import CheckOptions, CheckReport, FaultReport, ScenarioResult
 from arena.batch.checkbot.scenarios import SITUATIONS, Scenario
-from arena.batch.runner import bot_name
+from arena.batch.runner import bot_name, start_bot
 from arena.bots import make_bot
 from arena.game import Bot
 from arena.records import AnswerLine, read_record
@@ -218,15 +215,10 @@ async def _run_bot(
     seat: int,
     result: ScenarioResult,
 ) -> None:
-    env = {**os.environ, "ARENA_SERVER": server.target, "ARENA_TOKEN": token}
-    env["ARENA_SEAT"] = str(seat)
     with open(log, "wb") as out:
         try:
-            process = await trio.lowlevel.open_process(
-                shlex.split(command), env=env, stdout=out, stderr=subprocess.STDOUT
-            )
+            process = await start_bot(command, server.target, token, seat, out)
         except OSError as exc:
-            out.write(f"arena: could not start {command!r}: {exc}\n".encode())
             result.error = f"could not start the bot: {exc}"
             server.host.cancel(hosted.id, result.error)
             return

@@ -100,7 +100,7 @@ class BotProcess:
             proc.stdin.flush()
         except OSError:
             pass  # it died already: its exit status says why, below
-        output, kept = self._read(proc, started + timeout)
+        output, kept = self._read(proc, started + timeout, timeout)
         seconds = time.perf_counter() - started
         if not kept:
             code = proc.wait()
@@ -135,7 +135,9 @@ class BotProcess:
                  "globaldata": self.globaldata}  # fmt: skip
         return json.dumps(whole, separators=(",", ":")) + "\n"
 
-    def _read(self, proc: subprocess.Popen[bytes], deadline: float) -> tuple[str, bool]:
+    def _read(
+        self, proc: subprocess.Popen[bytes], deadline: float, timeout: float
+    ) -> tuple[str, bool]:
         """Output until the keep-running line (-> kept) or the end of output."""
         assert proc.stdout is not None
         fd = proc.stdout.fileno()
@@ -154,7 +156,8 @@ class BotProcess:
                 left = deadline - time.perf_counter()
                 if left <= 0 or not sel.select(left):
                     self.close()
-                    raise TurnFailed("TLE", "no answer in time", pb.TIMEOUT)
+                    took = time.perf_counter() - deadline + timeout
+                    raise TurnFailed("TLE", f"no answer within {took:.3f}s", pb.TIMEOUT)
                 chunk = os.read(fd, 65536)
                 if not chunk:
                     return got.decode(errors="replace"), False
@@ -165,8 +168,8 @@ class BotProcess:
                 chunks = [got, chunk]
 
     def _parse(self, output: str) -> Reply:
-        if self.simple:
-            lines = output.splitlines()
+        if self.simple:  # (a newline may be left over from the last keep-running line)
+            lines = output.lstrip("\r\n").splitlines()
             if not lines or not lines[0].strip():
                 raise TurnFailed("NR", "no output")
             try:

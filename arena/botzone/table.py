@@ -224,9 +224,9 @@ class BotzoneTable:
         missing = [i for i in response if i not in self.ids.hand]
         if twice or missing:
             i = (twice or missing)[0]
-            held = ", ".join(str(h) for h in sorted(self.ids.hand) if face_of(h) is face_of(i))
-            why = "named twice" if twice else f"not in your hand (you hold {held or 'no'} "
-            why += "" if twice else f"{face_of(i)})"
+            held = [str(h) for h in sorted(self.ids.hand) if face_of(h) is face_of(i)]
+            why = "named twice" if twice else "not in your hand" + (
+                f" (your {face_of(i)} is id {held[0]})" if held else "")  # fmt: skip
             raise BotzoneError(
                 "NOT_YOUR_POKER", f"{stage}: card id {i} ({face_of(i)}) {why}", pb.ILLEGAL_ACTION
             )

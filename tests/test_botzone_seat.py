@@ -1,0 +1,138 @@
+"""Botzone bots play whole matches through ``botzone:`` seats (real ``arena match``
+processes, real gRPC on 127.0.0.1 port 0, real bot subprocesses).
+
+The bots in ``tests/botzone/`` were written here from the protocol: one per process
+mode, one with ``data``/``globaldata``, one with the simplified interaction, each
+rebuilding its hand from the history and failing loudly on any inconsistent id; and a
+hostile one per Botzone error. All matches run at once (``--rules botzone``: one deal
+each); then every record must verify (``arena replay --verify``), the well-behaved
+bots must have no fault, and each hostile bot exactly one: the arena fault that fits,
+with Botzone's name in its reason.
+
+Bots run with ``python -S`` (no site-packages: a default-mode bot starts once per turn,
+and a bare interpreter starts several times faster); the clocks are generous except in
+the match with the hostile ``tle`` bot.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from arena.records import read_record
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+BOTS = ROOT / "tests" / "botzone"
+ARENA = [sys.executable, "-m", "arena.cli.main"]
+
+
+def bz(script: str, *args: str, options: str = "") -> str:
+    argv = " ".join([sys.executable, "-S", str(BOTS / script), *args])
+    return f"botzone[{options}]:{argv}" if options else f"botzone:{argv}"
+
+
+@dataclass
+class Case:
+    name: str
+    bots: list[str]  # by seat; seats 1 and 3 are built-in bots in every case
+    faults: dict[int, tuple[str, str]]  # seat -> (fault kind, Botzone name in the reason)
+    clock: tuple[str, ...] = ("--time-limit", "5000", "--time-bank", "60000")
+
+
+def cases(tmp: Path) -> list[Case]:
+    greedy = "builtin:greedy"
+    data = f"globaldata={tmp / 'globaldata.json'}"
+    return [
+        Case("modes", [bz("bz_default.py"), greedy, bz("bz_keep.py"), greedy], {}),
+        Case("data", [bz("bz_data.py", options=data), greedy,
+                      bz("bz_simple.py", options="simple"), greedy], {}),  # fmt: skip
+        Case("nj_nr", [bz("bz_hostile.py", "nj"), greedy, bz("bz_hostile.py", "nr"), greedy],
+             {0: ("malformed", "botzone NJ:"), 2: ("malformed", "botzone NR:")}),  # fmt: skip
+        Case("ids", [bz("bz_hostile.py", "badid"), greedy, bz("bz_hostile.py", "notyours"),
+                     greedy],
+             {0: ("malformed", "botzone INVALID_POKERID:"),
+              2: ("illegal_action", "botzone NOT_YOUR_POKER:")}),  # fmt: skip
+        Case("re_tle", [bz("bz_hostile.py", "re"), greedy, bz("bz_hostile.py", "tle"), greedy],
+             {0: ("malformed", "botzone RE:"), 2: ("timeout", "botzone TLE:")},
+             ("--time-limit", "6000", "--time-bank", "500")),  # fmt: skip
+    ]
+
+
+@dataclass
+class Played:
+    case: Case
+    record: Path
+    output: str
+    status: int
+    verify: subprocess.CompletedProcess[str] | None = None
+
+
+def play(case: Case, tmp: Path) -> Played:
+    record = tmp / f"{case.name}.jsonl"
+    argv = [*ARENA, "match", "--rules", "botzone", "--seed", "7", "--record", str(record),
+            "--connect-timeout", "60", *case.clock]  # fmt: skip
+    for bot in case.bots:
+        argv += ["--bot", bot]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=240, cwd=ROOT)
+    played = Played(case, record, done.stdout + done.stderr, done.returncode)
+    if record.exists():
+        played.verify = subprocess.run(
+            [*ARENA, "replay", "--verify", str(record)], capture_output=True, text=True,
+            timeout=120, cwd=ROOT)  # fmt: skip
+    return played
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Played]:
+    tmp = tmp_path_factory.mktemp("botzone")
+    (tmp / "globaldata.json").write_text(json.dumps({"games": 5}))
+    todo = cases(tmp)
+    with ThreadPoolExecutor(len(todo)) as pool:
+        results = list(pool.map(lambda c: play(c, tmp), todo))
+    out = {p.case.name: p for p in results}
+    out["_tmp"] = Played(todo[0], tmp, "", 0)
+    return out
+
+
+def seat_logs(p: Played) -> str:
+    return "\n".join(f.read_text(errors="replace")[-2000:] for f in
+                     sorted(p.record.parent.glob("*.seat*.log")))  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["modes", "data", "nj_nr", "ids", "re_tle"])
+def test_match_completes_and_its_record_verifies(played: dict[str, Played], name: str) -> None:
+    p = played[name]
+    assert p.status == 0, p.output + seat_logs(p)
+    assert p.verify is not None and p.verify.returncode == 0, p.verify and p.verify.stdout
+    record = read_record(p.record)
+    assert record.complete and record.result is not None and record.result.deals == 1
+
+
+@pytest.mark.parametrize("name", ["modes", "data", "nj_nr", "ids", "re_tle"])
+def test_faults_are_only_the_hostile_bots_and_carry_botzone_names(
+    played: dict[str, Played], name: str
+) -> None:
+    p = played[name]
+    faults = [a for a in read_record(p.record).answers() if a.verdict == "fault"]
+    got = {(a.seat, a.fault_kind, (a.fault_reason or "").split(":")[0] + ":") for a in faults}
+    want = {(seat, kind, reason) for seat, (kind, reason) in p.case.faults.items()}
+    assert got == want and len(faults) == len(want), (faults, p.output, seat_logs(p))
+
+
+def test_globaldata_persists_in_the_named_file(played: dict[str, Played]) -> None:
+    # the bot counts the games it started: the file said 5 before the match's one deal
+    stats = json.loads((played["_tmp"].record / "globaldata.json").read_text())
+    assert stats == {"games": 6}
+
+
+def test_debug_output_is_kept_in_the_seat_log(played: dict[str, Played]) -> None:
+    logs = seat_logs(played["data"])
+    assert "botzone debug: turn " in logs

@@ -30,14 +30,22 @@ from arena.server import convert
 from arena.v1 import arena_pb2 as pb
 
 sys.path.insert(0, str(Path(__file__).parent / "botzone"))
-import bzkit  # noqa: E402
+import bzkit
 
 RULES = RuleSet.from_mapping({"deals": 1, "level_tractors": False})
 
 
 def test_ids_and_faces_agree_with_the_botzone_numbering() -> None:
     assert [str(face_of(i)) for i in (0, 4, 7, 36, 52, 53, 54, 107)] == [
-        "AS", "2S", "2D", "TS", "SJ", "BJ", "AS", "BJ"]  # fmt: skip
+        "AS",
+        "2S",
+        "2D",
+        "TS",
+        "SJ",
+        "BJ",
+        "AS",
+        "BJ",
+    ]
     assert all(bzkit.face(i) == str(face_of(i)) for i in range(108))
     assert sorted(face_number(c) for c in deck(1)) == list(range(54))
     with pytest.raises(ValueError):

@@ -15,8 +15,21 @@ from collections.abc import Iterable, Sequence
 from arena.rules import Card, Rank, Suit
 
 CARD_IDS = 108
-_RANKS = (Rank.ACE, Rank.TWO, Rank.THREE, Rank.FOUR, Rank.FIVE, Rank.SIX, Rank.SEVEN,
-          Rank.EIGHT, Rank.NINE, Rank.TEN, Rank.JACK, Rank.QUEEN, Rank.KING)  # fmt: skip
+_RANKS = (
+    Rank.ACE,
+    Rank.TWO,
+    Rank.THREE,
+    Rank.FOUR,
+    Rank.FIVE,
+    Rank.SIX,
+    Rank.SEVEN,
+    Rank.EIGHT,
+    Rank.NINE,
+    Rank.TEN,
+    Rank.JACK,
+    Rank.QUEEN,
+    Rank.KING,
+)
 _SUITS = (Suit.SPADES, Suit.HEARTS, Suit.CLUBS, Suit.DIAMONDS)
 LEVEL_CODES = {Rank.TEN: "0"}  # Botzone writes ten as 0; other ranks as arena does
 
@@ -91,8 +104,9 @@ class DealIds:
         for card in cards:
             pick = next((i for i in preferred if self.used[i] is card and i not in out), None)
             if pick is None:
-                pick = next((i for i in sorted(self.hand) if self.used[i] is card and i not in out),
-                            None)  # fmt: skip
+                pick = next(
+                    (i for i in sorted(self.hand) if self.used[i] is card and i not in out), None
+                )
             if pick is None:
                 raise IdClash(f"{card} left the hand, but the hand holds no {card}")
             out.append(pick)

@@ -18,6 +18,7 @@ from it), so a default-mode bot must read one line, as Botzone's own samples do.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -38,7 +39,7 @@ DEBUG_BYTES = 1024  # Botzone keeps this much of a turn's "debug"
 class TurnFailed(Exception):
     """A turn without a usable answer: ``name`` is Botzone's verdict."""
 
-    def __init__(self, name: str, reason: str, kind: int = pb.MALFORMED) -> None:
+    def __init__(self, name: str, reason: str, kind: pb.FaultKind.ValueType = pb.MALFORMED) -> None:
         super().__init__(f"{name}: {reason}")
         self.name = name
         self.reason = reason
@@ -60,8 +61,14 @@ class Reply:
 class BotProcess:
     """The bot command's process(es) for one seat; see the module doc."""
 
-    def __init__(self, argv: Sequence[str], *, simple: bool = False, log: IO[str] | None = None,
-                 cwd: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        simple: bool = False,
+        log: IO[str] | None = None,
+        cwd: str | None = None,
+    ) -> None:
         self.argv = list(argv)
         self.simple = simple
         self.log = log
@@ -106,8 +113,11 @@ class BotProcess:
             code = proc.wait()
             self._proc = None
             if code != 0:
-                raise TurnFailed("RE", f"the bot exited with status {code}"
-                                 + (" before answering" if not output.strip() else ""))  # fmt: skip
+                raise TurnFailed(
+                    "RE",
+                    f"the bot exited with status {code}"
+                    + (" before answering" if not output.strip() else ""),
+                )
         self.keep_running = kept
         reply = self._parse(output)
         reply.seconds, reply.fresh = seconds, fresh
@@ -131,8 +141,12 @@ class BotProcess:
                     lines.append(json.dumps(responses[i], separators=(",", ":")))
             lines += [game.data, self.globaldata]
             return "\n".join(lines) + "\n"
-        whole = {"requests": requests, "responses": responses, "data": game.data,
-                 "globaldata": self.globaldata}  # fmt: skip
+        whole = {
+            "requests": requests,
+            "responses": responses,
+            "data": game.data,
+            "globaldata": self.globaldata,
+        }
         return json.dumps(whole, separators=(",", ":")) + "\n"
 
     def _read(
@@ -189,7 +203,7 @@ class BotProcess:
             except json.JSONDecodeError:
                 raise TurnFailed("NJ", f"not JSON: {_excerpt(text)}") from None
         if not isinstance(whole, dict) or "response" not in whole:
-            raise TurnFailed("NR", f"no \"response\" in {_excerpt(text)}")
+            raise TurnFailed("NR", f'no "response" in {_excerpt(text)}')
         debug = whole.get("debug", "")
         return Reply(
             whole["response"],
@@ -209,10 +223,8 @@ class BotProcess:
         proc.wait()
         for pipe in (proc.stdin, proc.stdout):
             if pipe is not None:
-                try:
+                with contextlib.suppress(OSError):
                     pipe.close()
-                except OSError:
-                    pass
 
 
 def _text(value: Any) -> str | None:

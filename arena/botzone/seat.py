@@ -159,9 +159,12 @@ class BotzoneSeat:
                 self.say(f"{code.name}: {exc.details()}")
                 if code == grpc.StatusCode.ALREADY_EXISTS and self.table.seat >= 0:
                     return "lost"
-                if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.ALREADY_EXISTS,
-                            grpc.StatusCode.FAILED_PRECONDITION,
-                            grpc.StatusCode.INVALID_ARGUMENT):  # fmt: skip
+                if code in (
+                    grpc.StatusCode.UNAUTHENTICATED,
+                    grpc.StatusCode.ALREADY_EXISTS,
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                ):
                     return "refused"
                 return "lost"
             finally:

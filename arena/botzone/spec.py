@@ -24,8 +24,11 @@ def seat_argv(command: str) -> list[str]:
     Raises:
         ValueError: an unknown option, or no bot command after the colon.
     """
-    head, sep, cmd = command.partition("]:") if command.startswith("botzone[") else (
-        "botzone", ":", command.removeprefix("botzone:"))  # fmt: skip
+    head, sep, cmd = (
+        command.partition("]:")
+        if command.startswith("botzone[")
+        else ("botzone", ":", command.removeprefix("botzone:"))
+    )
     if not sep or not cmd.strip():
         raise ValueError(f"{command!r}: expected botzone:CMD or botzone[OPTIONS]:CMD")
     flags: list[str] = []
@@ -38,8 +41,7 @@ def seat_argv(command: str) -> list[str]:
                 "globaldata=FILE"
             )
         flags += [flag, value] if eq else [flag]
-    return [sys.executable, "-m", "arena.cli.main", "botzone-seat", *flags, "--",
-            *shlex.split(cmd)]  # fmt: skip
+    return [sys.executable, "-m", "arena.cli.main", "botzone-seat", *flags, "--", *shlex.split(cmd)]
 
 
 def seat_command(command: str) -> str:

@@ -35,7 +35,7 @@ class BotzoneError(Exception):
     """A bot's answer a Botzone judge would reject: ``name`` is Botzone's verdict
     (``NJ``, ``INVALID_POKERID``, …) and ``kind`` the arena fault it becomes."""
 
-    def __init__(self, name: str, reason: str, kind: int = pb.MALFORMED) -> None:
+    def __init__(self, name: str, reason: str, kind: pb.FaultKind.ValueType = pb.MALFORMED) -> None:
         super().__init__(f"{name}: {reason}")
         self.name = name
         self.reason = reason
@@ -95,6 +95,8 @@ class BotzoneTable:
         """Follow the deal through arena's events (in order); queue ``deal`` turns."""
         for event in events:
             kind = event.WhichOneof("kind")
+            if kind is None:
+                continue
             handler = getattr(self, f"_on_{kind}", None)
             if handler is not None:
                 handler(getattr(event, kind))
@@ -125,8 +127,9 @@ class BotzoneTable:
     def _on_kitty_taken(self, e: pb.KittyTaken) -> None:
         if e.seat == self.seat and e.cards:
             ids = self.ids.receive(cards_from_pb(e.cards))
-            self._queue("cover", {"stage": "cover", "deliver": ids, "global": self._global()},
-                        decision=True)  # fmt: skip
+            self._queue(
+                "cover", {"stage": "cover", "deliver": ids, "global": self._global()}, decision=True
+            )
 
     def _on_kitty_buried(self, e: pb.KittyBuried) -> None:
         if e.seat == self.seat and e.cards:
@@ -161,8 +164,11 @@ class BotzoneTable:
         return ids
 
     def _global(self) -> dict[str, Any]:
-        return {"first_round": self.first_round, "level": level_code(self.level),
-                "banking": dict(self.banking)}  # fmt: skip
+        return {
+            "first_round": self.first_round,
+            "level": level_code(self.level),
+            "banking": dict(self.banking),
+        }
 
     def _queue(self, stage: str, request: dict[str, Any], decision: bool = False) -> Turn:
         if not self.game.requests:
@@ -179,11 +185,16 @@ class BotzoneTable:
         """The next Botzone turn for arena's ``request`` (after :meth:`absorb` of its
         events), or ``None`` when the bot has been asked all it needs."""
         if not self.queue and request.kind == pb.PLAY and self._decision_turn is None:
-            history = [[list(p) for p in self.prev_trick], [list(p) for p in self.trick],
-                       self.prev_leader, self.leader]  # copies: these lists grow on
+            history = [
+                [list(p) for p in self.prev_trick],
+                [list(p) for p in self.trick],
+                self.prev_leader,
+                self.leader,
+            ]  # copies: these lists grow on
             glob = {**self._global(), "total_score": request.view.attacker_points}
-            self._queue("play", {"stage": "play", "history": history, "global": glob},
-                        decision=True)  # fmt: skip
+            self._queue(
+                "play", {"stage": "play", "history": history, "global": glob}, decision=True
+            )
         if not self.queue:
             return None
         turn = self.queue.pop(0)
@@ -206,9 +217,8 @@ class BotzoneTable:
                 self.game.responses[turn.index] = []  # arena passed for it
             raise
         self.answered[turn.index] = ids
-        if turn.stage == "deal":
-            if ids:
-                self.wish = tuple(face_of(i) for i in ids)
+        if turn.stage == "deal" and ids:
+            self.wish = tuple(face_of(i) for i in ids)
 
     def _ids(self, response: Any, stage: str) -> list[int]:
         if not isinstance(response, list) or not all(
@@ -225,8 +235,11 @@ class BotzoneTable:
         if twice or missing:
             i = (twice or missing)[0]
             held = [str(h) for h in sorted(self.ids.hand) if face_of(h) is face_of(i)]
-            why = "named twice" if twice else "not in your hand" + (
-                f" (your {face_of(i)} is id {held[0]})" if held else "")  # fmt: skip
+            why = (
+                "named twice"
+                if twice
+                else "not in your hand" + (f" (your {face_of(i)} is id {held[0]})" if held else "")
+            )
             raise BotzoneError(
                 "NOT_YOUR_POKER", f"{stage}: card id {i} ({face_of(i)}) {why}", pb.ILLEGAL_ACTION
             )
@@ -249,8 +262,9 @@ class BotzoneTable:
         if sorted(wish, key=lambda c: c.index) in (sorted(b, key=lambda c: c.index) for b in legal):
             return wish
         shown = "; ".join(format_cards(b) for b in legal) or "none"
-        self.notes.append(f"bid {format_cards(wish)} is not legal in arena now "
-                          f"(legal: {shown}): passing")  # fmt: skip
+        self.notes.append(
+            f"bid {format_cards(wish)} is not legal in arena now (legal: {shown}): passing"
+        )
         return ()
 
     def fault(self, request: pb.Request, error: BotzoneError) -> pb.Action:

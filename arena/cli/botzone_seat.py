@@ -30,19 +30,34 @@ def register(sub: Any) -> None:
         "  arena match --bot 'botzone:python3 bot.py' --bot builtin:greedy "
         "--bot builtin:greedy --bot builtin:greedy --rules botzone",
     )
-    p.add_argument("--server", default=os.environ.get("ARENA_SERVER", "127.0.0.1:50051"),
-                   help="referee address host:port (default $ARENA_SERVER)")  # fmt: skip
-    p.add_argument("--token", default=os.environ.get("ARENA_TOKEN", ""),
-                   help="this seat's token (default $ARENA_TOKEN)")  # fmt: skip
+    p.add_argument(
+        "--server",
+        default=os.environ.get("ARENA_SERVER", "127.0.0.1:50051"),
+        help="referee address host:port (default $ARENA_SERVER)",
+    )
+    p.add_argument(
+        "--token",
+        default=os.environ.get("ARENA_TOKEN", ""),
+        help="this seat's token (default $ARENA_TOKEN)",
+    )
     p.add_argument("--name", default="", help="the name sent to the referee (default: CMD's)")
-    p.add_argument("--globaldata", type=Path, default=None, metavar="FILE",
-                   help="keep the bot's globaldata in FILE across matches (read at start, "
-                   "rewritten when the bot changes it)")  # fmt: skip
-    p.add_argument("--simple", action="store_true",
-                   help="use Botzone's simplified interaction (line-based) instead of JSON")
+    p.add_argument(
+        "--globaldata",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="keep the bot's globaldata in FILE across matches (read at start, "
+        "rewritten when the bot changes it)",
+    )
+    p.add_argument(
+        "--simple",
+        action="store_true",
+        help="use Botzone's simplified interaction (line-based) instead of JSON",
+    )
     p.add_argument("--verbose", action="store_true", help="log every decision's time")
-    p.add_argument("bot", nargs=argparse.REMAINDER, metavar="-- CMD",
-                   help="the bot's command line, after --")  # fmt: skip
+    p.add_argument(
+        "bot", nargs=argparse.REMAINDER, metavar="-- CMD", help="the bot's command line, after --"
+    )
     p.set_defaults(func=run)
 
 

@@ -194,8 +194,8 @@ class RemoteSeat:
                 FaultKind.UNKNOWN_SEQUENCE, f"answer for seq {action.seq}, but seq {seq} was asked"
             )
         if action.fault != pb.FAULT_NONE:  # the client reports it has no proper answer
-            kind = _SELF_REPORTED.get(action.fault, FaultKind.MALFORMED)
-            raise BotError(kind, action.reason[:500] or "the bot reported a fault")
+            reported = _SELF_REPORTED.get(action.fault, FaultKind.MALFORMED)
+            raise BotError(reported, action.reason[:500] or "the bot reported a fault")
         try:
             return convert.cards_from_pb(action.cards)
         except ProtocolError as exc:

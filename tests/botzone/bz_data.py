@@ -19,5 +19,9 @@ stats = json.loads(whole.get("globaldata") or '{"games": 0}')
 if len(requests) == 1:
     stats["games"] += 1
 player = replay(requests, whole["responses"])
-reply(player.decide(requests[-1]), data=json.dumps(len(requests)),
-      globaldata=json.dumps(stats), debug=f"turn {len(requests)}")
+reply(
+    player.decide(requests[-1]),
+    data=json.dumps(len(requests)),
+    globaldata=json.dumps(stats),
+    debug=f"turn {len(requests)}",
+)

@@ -1,7 +1,6 @@
 """A Botzone bot in default mode: started afresh each turn with the whole game on stdin."""
 
 import json
-import sys
 
 from bzkit import replay, reply
 

@@ -28,9 +28,12 @@ def misbehave(player: Player, request: dict, plays: int) -> bool:
         reply([108])
     elif MODE == "notyours":
         mine = player.decide(request)
-        other = next(i + 54 if i < 54 else i - 54 for i in sorted(player.hand)
-                     if (i + 54 if i < 54 else i - 54) not in player.hand)
-        reply([other] + mine[1:])
+        other = next(
+            i + 54 if i < 54 else i - 54
+            for i in sorted(player.hand)
+            if (i + 54 if i < 54 else i - 54) not in player.hand
+        )
+        reply([other, *mine[1:]])
     print(KEEP, flush=True)
     return True
 

@@ -159,3 +159,24 @@ def test_banking_follows_the_bids() -> None:
     table.absorb([pb.Event(bid_made=pb.BidMade(seat=0, cards=jokers))])
     assert table.banking == {"called": 3, "snatched": 0, "major": "n", "banker": -1}
     assert json.dumps(table._global())  # JSON-ready
+
+
+def test_botzone_commands_become_seat_commands() -> None:
+    from arena.batch.runner import BotSpec
+    from arena.botzone import is_botzone, seat_argv
+    from arena.cli.main import main
+
+    argv = seat_argv("botzone[globaldata=g.json,simple]:python3 my bot.py")
+    assert argv[1:4] == ["-m", "arena.cli.main", "botzone-seat"]
+    assert argv[4:] == ["--globaldata", "g.json", "--simple", "--", "python3", "my", "bot.py"]
+    assert seat_argv("botzone:./bot")[-2:] == ["--", "./bot"]
+    assert not is_botzone("python3 botzone.py")
+    for bad in ("botzone:", "botzone[turbo]:./bot", "botzone[globaldata]:./bot"):
+        with pytest.raises(ValueError):
+            seat_argv(bad)
+    spec = BotSpec.parse("botzone[globaldata=g.json]:python3 my_bot.py")
+    assert spec.command.startswith("botzone[") and spec.name == "my_bot"
+    assert BotSpec.parse("mine=botzone:./bot").name == "mine"
+    with pytest.raises(ValueError):
+        BotSpec.parse("botzone[nope]:./bot").check()
+    assert main(["botzone-seat", "--token", "t"]) == 2  # no bot command

@@ -49,7 +49,7 @@ class BotSpec:
     def parse(cls, text: str) -> BotSpec:
         """``NAME=CMD`` or just ``CMD`` (the name is then derived from the command)."""
         name, sep, command = text.partition("=")
-        if sep and name and " " not in name and not name.startswith("builtin:"):
+        if sep and name and " " not in name and not name.startswith(("builtin:", "botzone")):
             return cls(name, command)
         return cls(bot_name(text), text)
 

@@ -36,6 +36,10 @@ MAX_OUTPUT = 1 << 20  # Botzone's OLE is about this size
 DEBUG_BYTES = 1024  # Botzone keeps this much of a turn's "debug"
 
 
+# The bot's environment: the seat's, without its secret (the bot never needs the token).
+_BOT_ENV = {k: v for k, v in os.environ.items() if k != "ARENA_TOKEN"}
+
+
 class TurnFailed(Exception):
     """A turn without a usable answer: ``name`` is Botzone's verdict."""
 
@@ -93,7 +97,11 @@ class BotProcess:
             text = self._full_input(game, index)
             try:
                 self._proc = subprocess.Popen(
-                    self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=self.cwd
+                    self.argv,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    cwd=self.cwd,
+                    env=_BOT_ENV,
                 )
             except OSError as exc:
                 raise TurnFailed("RE", f"could not start {self.argv[0]!r}: {exc}") from None

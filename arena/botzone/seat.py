@@ -107,10 +107,13 @@ class BotzoneSeat:
         path = self.options.globaldata
         if path is None or self.process.globaldata == self._saved:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        part = path.with_name(path.name + ".part")
-        part.write_text(self.process.globaldata, encoding="utf-8")
-        os.replace(part, path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            part = path.with_name(path.name + ".part")
+            part.write_text(self.process.globaldata, encoding="utf-8")
+            os.replace(part, path)
+        except OSError as exc:  # a full disk must not cost the match: say so, go on
+            self.say(f"could not save globaldata to {path}: {exc}")
         self._saved = self.process.globaldata
 
     # -- the gRPC side --------------------------------------------------------------------

@@ -105,7 +105,7 @@ def _parse(wanted: list[str]) -> list[Any]:
     return [Card.parse(c) for c in wanted]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.integers(min_value=0, max_value=2**32))
 def test_every_deal_maps_each_physical_card_to_one_id(seed: int) -> None:
     tables, match = play_deal(seed)

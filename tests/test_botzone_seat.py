@@ -45,17 +45,27 @@ class Case:
     bots: list[str]  # by seat
     faults: dict[int, tuple[str, str]]  # seat -> (fault kind, Botzone name in the reason)
     clock: tuple[str, ...] = ("--time-limit", "5000", "--time-bank", "60000")
+    seed: int = 7
+    declarer: int | None = None  # the seat whose Botzone bid wins (then it buries)
 
 
 def cases(tmp: Path) -> list[Case]:
-    greedy = "builtin:greedy"
+    greedy, rand = "builtin:greedy", "builtin:random"
     data = f"globaldata={tmp / 'globaldata.json'}"
     return [
-        Case("modes", [bz("bz_default.py"), greedy, bz("bz_keep.py"), greedy], {}),
+        Case(
+            "modes",
+            [bz("bz_default.py"), rand, bz("bz_keep.py"), rand],
+            {},
+            seed=4,  # the keep-running bot declares and buries
+            declarer=2,
+        ),
         Case(
             "data",
-            [bz("bz_data.py", options=data), greedy, bz("bz_simple.py", options="simple"), greedy],
+            [bz("bz_data.py", options=data), rand, bz("bz_simple.py", options="simple"), rand],
             {},
+            seed=3,  # the default-mode bot declares and buries
+            declarer=0,
         ),
         Case(  # four hostile seats: none of them hurts another
             "hostile",
@@ -97,7 +107,7 @@ def play(case: Case, tmp: Path) -> Played:
         "--rules",
         "botzone",
         "--seed",
-        "7",
+        str(case.seed),
         "--record",
         str(record),
         "--connect-timeout",
@@ -136,6 +146,10 @@ def test_match_completes_and_its_record_verifies(played: dict[str, Played], name
     verified = verify(record)  # what `arena replay --verify` runs
     assert verified.ok, verified
     assert record.complete and record.result is not None and record.result.deals == 1
+    if p.case.declarer is not None:  # a Botzone bid went through arena's bid windows
+        deal = record.deals()[-1]
+        assert deal.trump is not None and deal.trump.dealer == p.case.declarer
+        assert deal.trump.source == "bid" and deal.burial is not None
 
 
 @pytest.mark.parametrize("name", ["modes", "data", "hostile", "re_tle"])

@@ -180,3 +180,19 @@ def test_botzone_commands_become_seat_commands() -> None:
     with pytest.raises(ValueError):
         BotSpec.parse("botzone[nope]:./bot").check()
     assert main(["botzone-seat", "--token", "t"]) == 2  # no bot command
+
+
+def test_a_request_sent_again_gets_the_same_answer_without_asking_again(tmp_path: Path) -> None:
+    from arena.botzone.seat import BotzoneSeat, SeatOptions
+
+    log = io.StringIO()
+    seat = BotzoneSeat(SeatOptions(bot(tmp_path, ECHO_KEEP)), log=log)
+    seat.table.seat = 0
+    start = pb.Event(deal_started=pb.DealStarted(deal=1, dealer=-1, level=pb.TWO))
+    request = bid_request(1, [["2H"]])
+    request.events.extend([start, dealt("2H"), dealt("5S")])
+    request.deadline_ms, request.time_bank_ms = 5000, 5000
+    first = seat.decide(request)
+    assert seat.turns == 2
+    assert seat.decide(request) == first and seat.turns == 2  # a re-send after a reconnection
+    seat.process.close()

@@ -25,7 +25,7 @@ from typing import IO
 import grpc
 
 from arena.botzone.process import BotProcess, TurnFailed
-from arena.botzone.table import BotzoneError, BotzoneTable
+from arena.botzone.table import BotzoneError, BotzoneTable, IdClash
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -62,6 +62,7 @@ class BotzoneSeat:
             self.process.globaldata = options.globaldata.read_text(encoding="utf-8")
         self._saved = self.process.globaldata
         self.turns = 0
+        self._last: pb.Action | None = None  # the last answer, for a re-sent request
         self.turn_seconds: list[tuple[bool, float]] = []  # (fresh process, seconds) per turn
 
     def say(self, text: str) -> None:
@@ -69,7 +70,21 @@ class BotzoneSeat:
         self.log.flush()
 
     def decide(self, request: pb.Request) -> pb.Action:
-        """The answer to one arena request (never raises for anything the bot does)."""
+        """The answer to one arena request (never raises for anything the bot does).
+
+        A request the referee sends again (after a reconnection) gets the same answer:
+        its events are already absorbed, its turns already asked.
+        """
+        if self._last is not None and self._last.seq == request.seq:
+            return self._last
+        try:
+            self._last = self._decide(request)
+        except IdClash as exc:  # arena's events contradict themselves: never the bot's fault
+            self.say(f"card ids out of step ({exc}); answering with the referee's fallback")
+            self._last = pb.Action(seq=request.seq, cards=request.fallback.cards)
+        return self._last
+
+    def _decide(self, request: pb.Request) -> pb.Action:
         started = time.perf_counter()
         available = request.deadline_ms + request.time_bank_ms
         margin = min(MARGIN_MAX_MS, MARGIN_MS + MARGIN_SHARE * available)

@@ -172,3 +172,60 @@ def test_globaldata_persists_in_the_named_file(played: dict[str, Played]) -> Non
 def test_debug_output_is_kept_in_the_seat_log(played: dict[str, Played]) -> None:
     logs = seat_logs(played["data"])
     assert "botzone debug: turn " in logs
+
+
+def test_the_standalone_seat_joins_a_match_an_organiser_created(tmp_path: Path) -> None:
+    """``arena botzone-seat --server --token`` in a match of an ``arena serve``."""
+    import socket
+    import time
+
+    import grpc
+
+    from arena.botzone.preset import PRESETS
+    from arena.v1 import arena_pb2 as pb
+    from arena.v1 import arena_pb2_grpc as pb_grpc
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        target = f"127.0.0.1:{s.getsockname()[1]}"
+    serve = subprocess.Popen(
+        [*ARENA, "serve", "--listen", target, "--records", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
+    try:
+        with grpc.insecure_channel(target) as channel:
+            grpc.channel_ready_future(channel).result(timeout=60)
+            rules = {k: json.dumps(v) for k, v in PRESETS["botzone"].items() if k != "deals"}
+            create = pb.CreateMatchRequest(rules=rules, seed=4, deals=1)
+            created = pb_grpc.MatchesStub(channel).Create(create, timeout=10)
+        tokens = list(created.seat_tokens)
+        seat = subprocess.Popen(
+            [*ARENA, "botzone-seat", "--server", target, "--token", tokens[2], "--",
+             sys.executable, "-S", str(BOTS / "bz_keep.py")],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
+        )  # fmt: skip
+        others = subprocess.Popen(
+            [sys.executable, str(ROOT / "bench" / "bots" / "fallback_bot.py"), "--server",
+             target, "--tokens-file", "-"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            text=True,
+        )  # fmt: skip
+        assert others.stdin is not None
+        others.stdin.write("\n".join(tokens[:2] + tokens[3:]) + "\n")
+        others.stdin.close()
+        out, _ = seat.communicate(timeout=180)
+        assert seat.returncode == 0, out
+        assert others.wait(timeout=60) == 0
+        path = tmp_path / f"{created.match_id}.jsonl"
+        deadline = time.monotonic() + 20
+        while not read_record(path).complete and time.monotonic() < deadline:
+            time.sleep(0.2)
+        record = read_record(path)
+        assert verify(record).ok
+        assert not [a for a in record.answers() if a.verdict == "fault"], out
+        assert record.deals()[-1].burial is not None
+    finally:
+        serve.terminate()
+        serve.wait(timeout=20)

@@ -196,3 +196,10 @@ def test_a_request_sent_again_gets_the_same_answer_without_asking_again(tmp_path
     assert seat.turns == 2
     assert seat.decide(request) == first and seat.turns == 2  # a re-send after a reconnection
     seat.process.close()
+
+
+def test_a_bot_that_closes_stdout_and_lingers_is_tle(tmp_path: Path) -> None:
+    proc = BotProcess(bot(tmp_path, "input(); sys.stdout.close(); time.sleep(30)"))
+    with pytest.raises(TurnFailed) as failed:
+        proc.ask(game_of({"stage": "deal"}), 0, 1.0)
+    assert failed.value.name == "TLE"

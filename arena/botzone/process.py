@@ -117,8 +117,14 @@ class BotProcess:
             pass  # it died already: its exit status says why, below
         output, kept = self._read(proc, started + timeout, timeout)
         seconds = time.perf_counter() - started
-        if not kept:
-            code = proc.wait()
+        if not kept:  # its output ended: it exits (or closed stdout and lingers)
+            try:
+                code = proc.wait(timeout=max(0.01, started + timeout - time.perf_counter()))
+            except subprocess.TimeoutExpired:
+                self.close()
+                raise TurnFailed(
+                    "TLE", "output ended but the bot did not exit", pb.TIMEOUT
+                ) from None
             self._proc = None
             if code != 0:
                 raise TurnFailed(

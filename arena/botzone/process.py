@@ -23,6 +23,7 @@ import dataclasses
 import json
 import os
 import selectors
+import signal
 import subprocess
 import time
 from collections.abc import Sequence
@@ -102,6 +103,7 @@ class BotProcess:
                     stdout=subprocess.PIPE,
                     cwd=self.cwd,
                     env=_BOT_ENV,
+                    start_new_session=True,  # its own process group: killed with its children
                 )
             except OSError as exc:
                 raise TurnFailed("RE", f"could not start {self.argv[0]!r}: {exc}") from None
@@ -125,7 +127,7 @@ class BotProcess:
                 raise TurnFailed(
                     "TLE", "output ended but the bot did not exit", pb.TIMEOUT
                 ) from None
-            self._proc = None
+            self.close()  # closes its pipes (it is reaped: its group is left alone)
             if code != 0:
                 raise TurnFailed(
                     "RE",
@@ -232,8 +234,9 @@ class BotProcess:
         self._buffer = b""
         if proc is None:
             return
-        if proc.poll() is None:
-            proc.kill()
+        if proc.poll() is None:  # not reaped, so its pid (and group id) is still its own
+            with contextlib.suppress(OSError):  # the whole group: helpers it started too
+                os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         for pipe in (proc.stdin, proc.stdout):
             if pipe is not None:

@@ -109,7 +109,7 @@ def register(sub: Any) -> None:
     )
     access.add_argument(
         "--spectator-delay",
-        type=SpectatorDelay.parse,
+        type=_delay,
         default=SpectatorDelay(),
         metavar="N tricks|deals",
         help="keep spectators (Watch, FetchRecord of a running match) this far behind, "
@@ -125,6 +125,13 @@ def register(sub: Any) -> None:
     )
     add_logging_options(p)
     p.set_defaults(func=run)
+
+
+def _delay(text: str) -> SpectatorDelay:
+    try:
+        return SpectatorDelay.parse(text)
+    except ArenaError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _tilde(path: Path) -> str:

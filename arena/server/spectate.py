@@ -21,6 +21,12 @@ from arena.records import EventLine, parse_record
 from arena.records.format import dump_line
 
 SPECTATOR = -1  # the "seat" that holds no card (arena.referee.referee.SPECTATOR)
+
+
+class InvalidDelay(ArenaError, ValueError):
+    """A ``--spectator-delay`` that is not a number of tricks or deals."""
+
+
 _DELAY = re.compile(r"^\s*(\d+)\s*(tricks?|deals?)?\s*$")
 
 
@@ -40,11 +46,11 @@ class SpectatorDelay:
         """``"0"``, ``"3 tricks"``, ``"2tricks"``, ``"1 deal"`` …
 
         Raises:
-            ArenaError: anything else, with the accepted forms.
+            InvalidDelay: anything else, naming the accepted forms.
         """
         found = _DELAY.match(text)
         if found is None:
-            raise ArenaError(
+            raise InvalidDelay(
                 f"spectator delay {text!r}: give a number of tricks or deals, "
                 "e.g. '3 tricks', '1 deal' or 0"
             )

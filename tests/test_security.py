@@ -24,6 +24,7 @@ import grpc
 import pytest
 from servekit import ROOT, Serve, bearer, start_serve
 
+from arena.cli.main import main
 from arena.game import CardDealt, DealStarted, MatchEnded, TrickWon
 from arena.records import parse_record, verify
 from arena.server.spectate import DelayedFeed, SpectatorDelay
@@ -307,3 +308,47 @@ def test_the_delay_holds_events_back_by_whole_tricks_and_deals() -> None:
     assert str(SpectatorDelay.parse("1deal")) == "1 deals"
     with pytest.raises(ValueError, match="tricks or deals"):
         SpectatorDelay.parse("soon")
+
+
+def _arena(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """The ``arena`` command in this process (its parser, its code, a real server)."""
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.slow
+def test_arena_matches_says_clearly_what_is_wrong(
+    played: Played, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    target = played.server.target
+    wrong = tmp_path / "wrong.token"
+    wrong.write_text("not-the-token\n")
+    code, _, err = _arena(
+        capsys, "matches", "list", "--server", target, "--organiser-token-file", str(wrong)
+    )
+    assert code == 1 and err.startswith("arena matches list: UNAUTHENTICATED: unknown token")
+    # No token anywhere (an empty config folder): the server says which role it needs.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("ARENA_ORGANISER_TOKEN", raising=False)
+    code, _, err = _arena(capsys, "matches", "get", played.match_id, "--server", target)
+    assert code == 1 and "needs the organiser or spectator role" in err
+    # The organiser's token from the environment: the match, finished.
+    monkeypatch.setenv("ARENA_ORGANISER_TOKEN", played.server.token)
+    code, out, err = _arena(capsys, "matches", "get", played.match_id, "--server", target)
+    assert code == 0 and f"{played.match_id}  finished" in out, err
+
+
+def test_arena_serve_refuses_half_a_tls_setup(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    listen = ("--listen", "127.0.0.1:0", "--records", str(tmp_path))
+    code, _, err = _arena(capsys, "serve", "--tls-cert", str(tmp_path / "cert.pem"), *listen)
+    assert code == 2 and "TLS needs both --tls-cert and --tls-key" in err
+    (tmp_path / "k.pem").write_text("not a key")
+    pem = str(tmp_path / "k.pem")
+    code, _, err = _arena(capsys, "serve", "--tls-cert", pem, "--tls-key", pem, *listen)
+    assert code == 2 and "is not a PEM file" in err
+    with pytest.raises(SystemExit):
+        main(["serve", "--spectator-delay", "soon"])
+    assert "give a number of tricks or deals" in capsys.readouterr().err

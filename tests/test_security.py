@@ -22,6 +22,7 @@ from typing import Any
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from servekit import ROOT, Serve, bearer, start_serve
 
 from arena.cli.main import main
@@ -72,8 +73,10 @@ def _watch(stub: pb_grpc.MatchesStub, match_id: str, token: str, into: list[pb.E
     into.extend(stub.Watch(pb.WatchRequest(match_id=match_id), metadata=bearer(token), timeout=90))
 
 
-def _attempts(stub: pb_grpc.MatchesStub, match_id: str, organiser: str) -> dict[str, str]:
-    """Every refused call the test itself makes while the match runs."""
+def _attempts(channel: grpc.Channel, match_id: str, organiser: str) -> dict[str, str]:
+    """Every refused call the test itself makes while the match runs (and health checks,
+    which anyone may make, whatever metadata they send)."""
+    stub = pb_grpc.MatchesStub(channel)
     calls: dict[str, Any] = {
         "Create": (stub.Create, pb.CreateMatchRequest()),
         "Cancel": (stub.Cancel, pb.CancelMatchRequest(match_id=match_id)),
@@ -96,6 +99,10 @@ def _attempts(stub: pb_grpc.MatchesStub, match_id: str, organiser: str) -> dict[
             codes[f"{name} as {who}"] = rpc_code(
                 lambda rpc=rpc, request=request, md=metadata: rpc(request, metadata=md, timeout=5)
             )
+    health = health_pb2_grpc.HealthStub(channel)
+    for who, metadata in credentials.items():  # health checking is open, whatever is sent
+        answer = health.Check(health_pb2.HealthCheckRequest(), metadata=metadata, timeout=5)
+        codes[f"Health as {who}"] = health_pb2.HealthCheckResponse.ServingStatus.Name(answer.status)
     codes["FetchRecord full as spectator"] = rpc_code(
         lambda: stub.FetchRecord(
             pb.FetchRecordRequest(match_id=match_id, full=True),
@@ -155,7 +162,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
             run.spectator_copy = fetch(stub, run.match_id, SPECTATOR_TOKEN)
             run.organiser_copy = fetch(stub, run.match_id, token)
             run.full_copy = fetch(stub, run.match_id, token, full=True)
-            run.codes = _attempts(stub, run.match_id, token)
+            run.codes = _attempts(channel, run.match_id, token)
             info = stub.Get(
                 pb.GetMatchRequest(match_id=run.match_id), metadata=bearer(SPECTATOR_TOKEN)
             )
@@ -255,6 +262,7 @@ def test_strangers_and_wrong_tokens_are_refused(played: Played) -> None:
     assert codes["Cancel as spectator"] == "PERMISSION_DENIED"
     assert codes["FetchRecord full as spectator"] == "PERMISSION_DENIED"
     assert codes["Get as spectator (state)"] == "RUNNING"  # the match was untouched
+    assert {codes[f"Health as {who}"] for who in ("anonymous", "malformed")} == {"SERVING"}
 
 
 @pytest.mark.slow

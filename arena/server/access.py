@@ -132,7 +132,8 @@ class Access:
         )
 
     def check(self, method: str, metadata: Iterable[Any] | None) -> Role:
-        """The caller's role, if :data:`REQUIRED` admits it to ``method``.
+        """The caller's role, if :data:`REQUIRED` admits it to ``method`` (for a method
+        open to anyone, the metadata is not read and the answer is ANONYMOUS).
 
         Raises:
             Refusal: UNAUTHENTICATED (no or a bad credential) or PERMISSION_DENIED (a
@@ -141,6 +142,8 @@ class Access:
         allowed = REQUIRED.get(method, frozenset())
         if not allowed:
             raise Refusal(grpc.StatusCode.PERMISSION_DENIED, f"{_short(method)} is not open")
+        if allowed == ANYONE:  # no metadata to judge: a stale header must not stop a bot
+            return Role.ANONYMOUS
         role = self.role_of(metadata)
         if role in allowed:
             return role

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -171,7 +170,7 @@ class MatchesService(pb_grpc.MatchesServicer):
     ) -> None:
         self.host = host
         self.trio = trio_token
-        self.access = access or Access(open=True)
+        self.access = access or Access.internal()  # nobody knows its token: closed
 
     async def _role(self, context: Ctx) -> Role:
         try:
@@ -296,8 +295,8 @@ class MatchesService(pb_grpc.MatchesServicer):
             # A running match: its hidden cards stay hidden (docs/security.md).
             delay = SpectatorDelay() if role is Role.ORGANISER else self.access.spectator_delay
             lines = await asyncio.to_thread(spectator_record, data, delay)
-            for line in lines:
-                yield pb.RecordChunk(index=json.loads(line)["n"], line=line)
+            for n, line in lines:
+                yield pb.RecordChunk(index=n, line=line)
             return
         for index, line in enumerate(data.decode("utf-8").splitlines()):
             yield pb.RecordChunk(index=index, line=line)

@@ -74,13 +74,13 @@ class DelayedFeed:
 
     def push(self, batch: Iterable[tuple[int, Event]]) -> list[tuple[int, Event]]:
         """Take new events; return those that may now be shown, in order."""
+        ended = False
         for item in batch:
             self._held.append(item)
             if self.delay.ends_a_step(item[1]):
                 self._steps_held += 1
-            if isinstance(item[1], MatchEnded):
-                return self.close()
-        if not self.delay.amount:
+            ended = ended or isinstance(item[1], MatchEnded)
+        if ended or not self.delay.amount:
             return self.close()
         released = 0
         while self._steps_held > self.delay.amount:
@@ -97,8 +97,8 @@ class DelayedFeed:
         return out
 
 
-def spectator_record(data: bytes, delay: SpectatorDelay) -> list[str]:
-    """The spectator's copy of a running match's record, as JSON lines.
+def spectator_record(data: bytes, delay: SpectatorDelay) -> list[tuple[int, str]]:
+    """The spectator's copy of a running match's record: ``(n, JSON line)`` pairs.
 
     The header without what would tell the deals in advance (``seed`` and ``stacked``
     are blanked, and ``"view": "spectator"`` is added), then the public events as
@@ -107,15 +107,16 @@ def spectator_record(data: bytes, delay: SpectatorDelay) -> list[str]:
     kitty). Each line keeps its number ``n`` in the full record.
     """
     record = parse_record(data)
-    out: list[str] = []
+    out: list[tuple[int, str]] = []
     if record.lines and record.lines[0].type == "header":
         header: dict[str, Any] = dict(record.lines[0].data)
         header.update(seed=None, stacked={}, view="spectator")
-        out.append(dump_line(header).decode("utf-8").rstrip("\n"))
+        out.append((0, dump_line(header).decode("utf-8").rstrip("\n")))
     numbered = [(ln.n, ln.item.event) for ln in record.lines if isinstance(ln.item, EventLine)]
     feed = DelayedFeed(delay)
     public = indexed_seat_events((event for _, event in numbered), SPECTATOR)
     for index, event in feed.push(public):
-        line = {"n": numbered[index][0], "type": "event", "event": event.to_dict()}
-        out.append(dump_line(line).decode("utf-8").rstrip("\n"))
+        n = numbered[index][0]
+        line = {"n": n, "type": "event", "event": event.to_dict()}
+        out.append((n, dump_line(line).decode("utf-8").rstrip("\n")))
     return out

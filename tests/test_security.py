@@ -26,9 +26,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from servekit import ROOT, Serve, bearer, start_serve
 
 from arena.cli.main import main
-from arena.game import CardDealt, DealStarted, MatchEnded, TrickWon
+from arena.game import CardDealt, DealStarted
 from arena.records import parse_record, verify
-from arena.server.spectate import DelayedFeed, SpectatorDelay
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -298,24 +297,6 @@ def test_open_restores_anonymous_access_with_a_warning(tmp_path: Path) -> None:
         log = server.stop()
     assert "WARNING: --open: anyone who can reach" in log
     assert not server.token_file.exists()
-
-
-def test_the_delay_holds_events_back_by_whole_tricks_and_deals() -> None:
-    from arena.rules import Rank
-
-    start = DealStarted(1, 0, None, Rank.TWO, 0, (Rank.TWO, Rank.TWO))
-    won = [TrickWon(t, 0, 0, 0) for t in (1, 2, 3)]
-    stream = list(enumerate([start, won[0], won[1], won[2]]))
-    feed = DelayedFeed(SpectatorDelay.parse("2 tricks"))
-    assert feed.push(stream[:2]) == [] and feed.push(stream[2:3]) == []
-    assert feed.push(stream[3:]) == stream[:2]  # trick 1 shown once tricks 2 and 3 ended
-    end = MatchEnded(0, (Rank.TWO, Rank.TWO), 1, "deals_played")
-    assert feed.push([(4, end)]) == [*stream[2:], (4, end)]  # the end shows the rest
-    assert DelayedFeed(SpectatorDelay.parse("0")).push(stream) == stream
-    assert DelayedFeed(SpectatorDelay.parse("1 deal")).push(stream) == []
-    assert str(SpectatorDelay.parse("1deal")) == "1 deals"
-    with pytest.raises(ValueError, match="tricks or deals"):
-        SpectatorDelay.parse("soon")
 
 
 def _arena(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ipaddress
 import signal
 import sys
 from functools import partial
@@ -134,6 +135,14 @@ def _delay(text: str) -> SpectatorDelay:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _loopback(host: str) -> bool:
+    """True for an address only this machine can reach (127.0.0.0/8, ::1, localhost)."""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: it may well be on the network
+        return False
+
+
 def _tilde(path: Path) -> str:
     home = str(Path.home())
     return "~" + str(path)[len(home) :] if str(path).startswith(home + "/") else str(path)
@@ -196,6 +205,15 @@ async def _serve(
             file=sys.stderr,
             flush=True,
         )
+        host = listen.rsplit(":", 1)[0].strip("[]")
+        if tls is None and not _loopback(host):
+            print(
+                f"WARNING: plaintext on {host}: seat tokens and hands cross the network in "
+                "clear text; use --tls-cert and --tls-key (docs/security.md)",
+                file=sys.stderr,
+                flush=True,
+            )
+            log.warning("server_plaintext_on_network", host=host)
         if access.open:
             print(
                 f"WARNING: --open: anyone who can reach {server.target} may create, cancel and "

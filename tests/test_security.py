@@ -326,6 +326,17 @@ def test_arena_matches_says_clearly_what_is_wrong(
     monkeypatch.setenv("ARENA_ORGANISER_TOKEN", played.server.token)
     code, out, err = _arena(capsys, "matches", "get", played.match_id, "--server", target)
     assert code == 0 and f"{played.match_id}  finished" in out, err
+    # Create one, see it waiting, cancel it.
+    code, out, _ = _arena(capsys, "matches", "create", "--server", target, "--seed", "4")
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith("match m-") and len(lines) == 5
+    match_id = lines[0].split()[1]
+    code, out, _ = _arena(capsys, "matches", "list", "--state", "waiting", "--server", target)
+    assert code == 0 and f"{match_id}  waiting" in out
+    code, out, _ = _arena(capsys, "matches", "cancel", match_id, "--server", target, "--json")
+    assert code == 0 and json.loads(out)["match_id"] == match_id
+    refused = played.server.log.read_text()
+    assert '"event": "access_refused"' in refused and "Matches/Create" in refused
 
 
 def test_arena_serve_refuses_half_a_tls_setup(

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import grpc
+import structlog
 
 from arena.errors import ArenaError
 from arena.server.spectate import SpectatorDelay
@@ -38,6 +39,7 @@ class Role(enum.Enum):
     ANONYMOUS = "anonymous"  # health checking and reflection only
 
 
+log = structlog.get_logger()
 ANYONE = frozenset(Role)
 WATCHERS = frozenset({Role.ORGANISER, Role.SPECTATOR})
 ORGANISER_ONLY = frozenset({Role.ORGANISER})
@@ -206,14 +208,16 @@ class AccessInterceptor(Interceptor):
         try:
             self.access.check(method, handler_call_details.invocation_metadata)
         except Refusal as refusal:
-            return _refusing(handler, refusal)
+            return _refusing(handler, refusal, method)
         return handler
 
 
-def _refusing(handler: Handler, refusal: Refusal) -> Handler:
-    """A handler of the same shape as ``handler`` that ends the call with ``refusal``."""
+def _refusing(handler: Handler, refusal: Refusal, method: str) -> Handler:
+    """A handler of the same shape as ``handler`` that ends the call with ``refusal``
+    (and logs it, with the caller's address, for the operator)."""
 
     async def refuse(_request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        log.info("access_refused", method=method, code=refusal.code.name, peer=context.peer())
         await context.abort(refusal.code, refusal.message)
 
     options = {

@@ -277,7 +277,11 @@ def test_the_organiser_token_is_generated_private_and_named(played: Played) -> N
 
 @pytest.mark.slow
 def test_open_restores_anonymous_access_with_a_warning(tmp_path: Path) -> None:
-    server = start_serve(tmp_path, "--open")
+    known = "an-organiser-token-from-an-earlier-start"
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "organiser.token").write_text(known + "\n")
+    token_file = str(tmp_path / "kept" / "organiser.token")
+    server = start_serve(tmp_path, "--open", "--organiser-token-file", token_file)
     try:
         with grpc.insecure_channel(server.target) as channel:
             stub = pb_grpc.MatchesStub(channel)
@@ -293,6 +297,8 @@ def test_open_restores_anonymous_access_with_a_warning(tmp_path: Path) -> None:
                 "PERMISSION_DENIED"
             )
             stub.Cancel(pb.CancelMatchRequest(match_id=created.match_id), timeout=10)
+            # an organiser token that exists is accepted (arena matches sends it if found)
+            stub.List(pb.ListMatchesRequest(), metadata=bearer(known), timeout=10)
     finally:
         log = server.stop()
     assert "WARNING: --open: anyone who can reach" in log

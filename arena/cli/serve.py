@@ -157,9 +157,10 @@ def access_of(args: argparse.Namespace) -> Access:
     spectators: tuple[str, ...] = ()
     if args.spectator_token_file is not None:
         spectators = (read_token_file(args.spectator_token_file),)
-    if args.open:
-        return Access(spectator_tokens=spectators, open=True, spectator_delay=args.spectator_delay)
     path = args.organiser_token_file or default_token_file()
+    if args.open:  # no token needed; an existing one still works (arena matches sends it)
+        known = (read_token_file(path),) if path.exists() else ()
+        return Access(known, spectators, True, args.spectator_delay)
     token, created = load_or_create_token(path)
     if created:
         print(f"organiser token: generated in {path} (mode 0600)", file=sys.stderr)

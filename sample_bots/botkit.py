@@ -92,7 +92,7 @@ def parse_args(description: str) -> argparse.Namespace:
     parser.add_argument(
         "--tls",
         action="store_true",
-        default=bool(os.environ.get("ARENA_TLS")),
+        default=_ENV_TLS,
         help="connect with TLS (implied by --tls-ca; default $ARENA_TLS)",
     )
     parser.add_argument(
@@ -149,9 +149,10 @@ class TlsFiles:
         return grpc.secure_channel(server, credentials)
 
 
+_ENV_TLS = os.environ.get("ARENA_TLS", "") not in ("", "0")  # ARENA_TLS=1: TLS, system roots
 _transcript: str | None = None  # the --transcript file, remembered by parse_args for run
 _tls = TlsFiles(  # the --tls options, remembered by parse_args for run (or the environment)
-    bool(os.environ.get("ARENA_TLS") or os.environ.get("ARENA_TLS_CA")),
+    _ENV_TLS or bool(os.environ.get("ARENA_TLS_CA")),
     os.environ.get("ARENA_TLS_CA") or None,
     os.environ.get("ARENA_TLS_CERT") or None,
     os.environ.get("ARENA_TLS_KEY") or None,

@@ -200,7 +200,8 @@ function main() {
 function credentials() {
   const [ca, cert, key] = ['tls-ca', 'tls-cert', 'tls-key'].map(
     (name) => option(name, `ARENA_${name.replace('-', '_').toUpperCase()}`));
-  const tls = ca || cert || process.argv.includes('--tls') || process.env.ARENA_TLS;
+  const tls = ca || cert || process.argv.includes('--tls') ||
+    !['', '0', undefined].includes(process.env.ARENA_TLS);
   if (!tls) return grpc.credentials.createInsecure();
   const read = (file) => (file ? fs.readFileSync(file) : null);
   return grpc.credentials.createSsl(read(ca), read(key), read(cert));

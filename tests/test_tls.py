@@ -8,6 +8,8 @@ without a certificate are both turned away at the handshake.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -21,6 +23,7 @@ import grpc
 import pytest
 from servekit import ROOT, Certificates, Serve, bearer, make_certificates, start_serve
 
+from arena.cli.main import main
 from arena.records import read_record, verify
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -50,12 +53,15 @@ def client_options(certs: Certificates) -> list[str]:
 
 
 def organiser(server: Serve, certs: Certificates, *args: str) -> str:
-    """``arena matches VERB ...`` over mutual TLS; its standard output."""
-    argv = [sys.executable, "-m", "arena.cli.main", "matches", *args, "--server", server.target,
+    """``arena matches VERB ...`` over mutual TLS (the command's code, in this process:
+    a fresh interpreter per call costs seconds on a loaded machine); its standard output."""
+    argv = ["matches", *args, "--server", server.target,
             "--organiser-token-file", str(server.token_file), *client_options(certs)]  # fmt: skip
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    assert code == 0, err.getvalue()
+    return out.getvalue()
 
 
 def tls_channel(server: Serve, certs: Certificates) -> grpc.Channel:

@@ -51,6 +51,11 @@ def _common() -> argparse.ArgumentParser:
         metavar="PEM",
         help="connect with TLS, trusting this CA (default $ARENA_TLS_CA; none: plaintext)",
     )
+    p.add_argument(
+        "--tls",
+        action="store_true",
+        help="connect with TLS, trusting the system's roots (implied by --tls-ca)",
+    )
     p.add_argument("--tls-cert", metavar="PEM", help="client certificate (mutual TLS)")
     p.add_argument("--tls-key", metavar="PEM", help="the client certificate's key")
     p.add_argument("--timeout", type=float, default=10.0, metavar="S", help="per call (default 10)")
@@ -135,7 +140,7 @@ def organiser_token(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     try:
         token = organiser_token(args)
-        if args.tls_ca or args.tls_cert:
+        if args.tls or args.tls_ca or args.tls_cert:
             credentials = channel_credentials(args.tls_ca, args.tls_cert, args.tls_key)
             channel = grpc.secure_channel(args.server, credentials)
         else:

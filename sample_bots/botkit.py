@@ -19,6 +19,7 @@ import os
 import queue
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -81,6 +82,19 @@ def parse_args(description: str) -> argparse.Namespace:
         default=os.environ.get("ARENA_TOKEN", ""),
         help="this seat's token (default $ARENA_TOKEN)",
     )
+    parser.add_argument(
+        "--bot-key",
+        default=os.environ.get("ARENA_BOT_KEY", ""),
+        help="a registered bot's key (default $ARENA_BOT_KEY): wait in the server's lobby and "
+        "play every match it is seated in, instead of one match with --token",
+    )
+    parser.add_argument(
+        "--parallel",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --bot-key: matches to play at once (default 1)",
+    )
     parser.add_argument("--name", default=None, help="the name shown in results")
     parser.add_argument("--seed", type=int, default=None, help="seed for the bot's own choices")
     parser.add_argument(
@@ -121,8 +135,9 @@ def parse_args(description: str) -> argparse.Namespace:
         help="keep reconnecting this long after a lost connection (default 30)",
     )
     args = parser.parse_args()
-    global _transcript, _tls
+    global _transcript, _tls, _lobby
     _transcript = args.transcript
+    _lobby = (args.bot_key, max(1, args.parallel)) if args.bot_key and not args.token else None
     _tls = TlsFiles(args.tls or bool(args.tls_ca or args.tls_cert), args.tls_ca, args.tls_cert,
                     args.tls_key)  # fmt: skip
     return args
@@ -151,6 +166,7 @@ class TlsFiles:
 
 _ENV_TLS = os.environ.get("ARENA_TLS", "") not in ("", "0")  # ARENA_TLS=1: TLS, system roots
 _transcript: str | None = None  # the --transcript file, remembered by parse_args for run
+_lobby: tuple[str, int] | None = None  # --bot-key and --parallel, remembered for run
 _tls = TlsFiles(  # the --tls options, remembered by parse_args for run (or the environment)
     _ENV_TLS or bool(os.environ.get("ARENA_TLS_CA")),
     os.environ.get("ARENA_TLS_CA") or None,
@@ -193,6 +209,8 @@ def run(
     again with the same token for up to ``reconnect_for`` seconds: the referee re-sends
     the pending request, and every request carries the whole view, so nothing is lost.
     """
+    if not token and _lobby is not None:
+        return play_lobby(decide, name, server, _lobby[0], _lobby[1], version, reconnect_for)
     if not token:
         print(f"{name}: no seat token (--token or ARENA_TOKEN)", file=sys.stderr)
         return 2
@@ -271,3 +289,59 @@ def _session(decide: Decide, name: str, server: str, token: str, version: str, t
         finally:
             outbox.put(None)
     return "lost"  # the stream ended without a MatchEnd
+
+
+def play_lobby(
+    decide: Decide,
+    name: str,
+    server: str,
+    bot_key: str,
+    parallel: int = 1,
+    version: str = "1.0",
+    reconnect_for: float = 30.0,
+) -> int:
+    """Wait in the server's lobby with a bot key and play every seat it offers, each in
+    its own thread, until the lobby is gone for longer than ``reconnect_for`` seconds
+    (a server restart is shorter) or the key is refused (returns 1).
+
+    A seat offered again (after a restart, or after this bot rejoined) while it is
+    still being played is not played twice.
+    """
+    playing: set[tuple[str, int]] = set()
+    lock = threading.Lock()
+
+    def play(offer: pb.SeatOffer) -> None:
+        try:
+            run(decide, name, server, offer.seat_token, version, reconnect_for)
+        finally:
+            with lock:
+                playing.discard((offer.match_id, offer.seat))
+
+    lost_at: float | None = None
+    while True:
+        join = pb.LobbyJoin(
+            bot_key=bot_key, parallel=parallel, name=name, version=version, protocol=1
+        )
+        try:
+            with _tls.channel(server) as channel:
+                for message in pb_grpc.LobbyStub(channel).Join(join):
+                    lost_at = None
+                    if message.WhichOneof("kind") == "welcome":
+                        print(f"{name}: in the lobby as {message.welcome.bot}", file=sys.stderr)
+                        continue
+                    offer = message.offer
+                    with lock:
+                        if (offer.match_id, offer.seat) in playing:
+                            continue
+                        playing.add((offer.match_id, offer.seat))
+                    threading.Thread(target=play, args=(offer,), daemon=True).start()
+        except grpc.RpcError as exc:
+            code = exc.code()
+            if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+                print(f"{name}: {code.name}: {exc.details()}", file=sys.stderr)
+                return 1
+        lost_at = lost_at or time.monotonic()
+        if time.monotonic() - lost_at > reconnect_for:
+            print(f"{name}: gave up on the lobby after {reconnect_for:.0f}s", file=sys.stderr)
+            return 1
+        time.sleep(0.5)

@@ -36,7 +36,7 @@ from arena.server.access import (
     loose_permissions,
     read_token_file,
 )
-from arena.server.app import open_arena_server
+from arena.server.app import Plugin, open_arena_server
 from arena.server.host import MatchHost
 from arena.server.recording import record_factory
 from arena.server.spectate import SpectatorDelay
@@ -63,6 +63,23 @@ def resume_matches(host: MatchHost, folder: Path) -> list[str]:
     return restored
 
 
+def competition_plugins(database: str | None, records: str) -> list[Plugin]:
+    """The lobby and scheduler, if there is a competition database (``--database``, or
+    ``RECORDS/competition.sqlite3`` made by ``arena bots add``).
+
+    Raises:
+        ArenaError: a database URL this arena cannot use.
+    """
+    from arena.competition.service import lobby_plugin
+    from arena.competition.store import database_path
+
+    path = database_path(database, records)
+    if database is None and not path.exists():
+        return []
+    print(f"competition database: {path} (lobby open)", file=sys.stderr, flush=True)
+    return [lobby_plugin(path, records)]
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "serve",
@@ -86,6 +103,13 @@ def register(sub: Any) -> None:
         "--no-resume",
         action="store_true",
         help="do not resume the matches whose records in --records are incomplete",
+    )
+    p.add_argument(
+        "--database",
+        default=None,
+        metavar="FILE",
+        help="the competition database (registered bots, events; docs/competition.md); "
+        "default RECORDS/competition.sqlite3, used if it exists",
     )
     access = p.add_argument_group("access (docs/security.md)")
     access.add_argument(
@@ -184,20 +208,26 @@ def run(args: argparse.Namespace) -> int:
             else None
         )
         access = access_of(args)
+        plugins = competition_plugins(args.database, args.records)
     except ArenaError as exc:
         print(f"arena serve: {exc}", file=sys.stderr)
         return 2
     with contextlib.suppress(KeyboardInterrupt):
-        trio.run(_serve, args.listen, args.records, not args.no_resume, access, tls)
+        trio.run(_serve, args.listen, args.records, not args.no_resume, access, tls, plugins)
     return 0
 
 
 async def _serve(
-    listen: str, records: str, resume: bool, access: Access, tls: ServerTls | None
+    listen: str,
+    records: str,
+    resume: bool,
+    access: Access,
+    tls: ServerTls | None,
+    plugins: list[Plugin] | None = None,
 ) -> None:
     restore = partial(resume_matches, folder=Path(records)) if resume else None
     async with open_arena_server(
-        listen, record_factory(None, records), restore, access, tls
+        listen, record_factory(None, records), restore, access, tls, plugins or ()
     ) as server:
         scheme = "TLS" + (" with client certificates" if tls and tls.client_ca else "")
         print(

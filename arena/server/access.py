@@ -57,6 +57,7 @@ REQUIRED: dict[str, frozenset[Role]] = {
     "/arena.v1.Matches/Get": WATCHERS,
     "/arena.v1.Matches/Watch": WATCHERS,
     "/arena.v1.Matches/FetchRecord": WATCHERS,
+    "/arena.v1.Lobby/Join": ANYONE,  # the bot key is in the request; the lobby checks it
     "/grpc.health.v1.Health/Check": ANYONE,
     "/grpc.health.v1.Health/Watch": ANYONE,
     "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": ANYONE,

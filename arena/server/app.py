@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from functools import partial
@@ -11,13 +11,27 @@ from functools import partial
 import trio
 
 from arena.server.access import Access, AccessInterceptor
-from arena.server.bridge import GrpcServerConfig, GrpcThread, open_grpc_server
+from arena.server.bridge import GrpcServerConfig, GrpcThread, Registration, open_grpc_server
 from arena.server.host import MatchHost, RecorderFactory, TokenBook
 from arena.server.service import ArenaService, MatchesService
 from arena.server.tls import ServerTls
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 SERVICES = ("arena.v1.Arena", "arena.v1.Matches")
+
+
+@dataclasses.dataclass
+class Extension:
+    """A service a layer above the server adds to it (the competition's ``Lobby``): the
+    server hosts it but never imports it (DESIGN.md: competition uses server/)."""
+
+    name: str  # the full gRPC service name (reflection, health)
+    register: Registration  # adds the servicer to the gRPC server
+    run: Callable[[], Awaitable[None]] | None = None  # a task for the server's lifetime
+    closing: Callable[[], None] | None = None  # told before the server cancels its matches
+
+
+Plugin = Callable[[MatchHost, trio.lowlevel.TrioToken], Extension]
 
 
 @dataclasses.dataclass
@@ -44,6 +58,7 @@ async def open_arena_server(
     before_listening: Callable[[MatchHost], object] | None = None,
     access: Access | None = None,
     tls: ServerTls | None = None,
+    plugins: Sequence[Plugin] = (),
 ) -> AsyncIterator[ArenaServer]:
     """Serve the Arena and Matches services for an ``async with`` block.
 
@@ -54,7 +69,7 @@ async def open_arena_server(
     ``access`` says who may call what (docs/security.md); by default a fresh organiser
     token known only to this process (:meth:`Access.internal`), which is what an
     embedded server wants: its bots hold seat tokens and can use nothing else.
-    ``tls``: serve TLS instead of plaintext.
+    ``tls``: serve TLS instead of plaintext. ``plugins`` add services (the lobby).
     """
     async with trio.open_nursery() as nursery:
         host = MatchHost(nursery, TokenBook(), recorder_factory)
@@ -69,9 +84,14 @@ async def open_arena_server(
             partial(pb_grpc.add_ArenaServicer_to_server, ArenaService(host, token)),
             partial(pb_grpc.add_MatchesServicer_to_server, MatchesService(host, token, access)),
         ]
+        extensions = [plugin(host, token) for plugin in plugins]
+        registrations += [e.register for e in extensions]
+        for extension in extensions:
+            if extension.run is not None:
+                nursery.start_soon(extension.run)
         config = GrpcServerConfig(
             address=address,
-            service_names=SERVICES,
+            service_names=SERVICES + tuple(e.name for e in extensions),
             interceptors=(AccessInterceptor(access),),
             credentials=tls.credentials() if tls else None,
         )
@@ -79,6 +99,9 @@ async def open_arena_server(
             try:
                 yield ArenaServer(host, grpc_thread, access)
             finally:
+                for extension in extensions:
+                    if extension.closing is not None:
+                        extension.closing()
                 for hosted in list(host.matches.values()):
                     host.cancel(hosted.id, "server shutting down")
                 with trio.move_on_after(5) as scope:

@@ -2312,3 +2312,139 @@ class RecordChunk(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RecordChunk: _TypeAlias = RecordChunk  # noqa: Y015
+
+@_typing.final
+class LobbyJoin(_message.Message):
+    """---------------------------------------------------------------------------
+    Lobby: registered bots wait here and are seated in events' matches
+    ---------------------------------------------------------------------------
+
+    A registered bot joins the lobby (docs/competition.md). Its bot key comes from
+    `arena bots add` (organiser) and is good only for Lobby.Join.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_KEY_FIELD_NUMBER: _builtins.int
+    PARALLEL_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    PROTOCOL_FIELD_NUMBER: _builtins.int
+    bot_key: _builtins.str
+    """the long-lived bot key"""
+    parallel: _builtins.int
+    """how many matches it plays at once; 0 = 1"""
+    name: _builtins.str
+    """free form, for logs (the registered name is what counts)"""
+    version: _builtins.str
+    """the bot's own version string"""
+    protocol: _builtins.int
+    """the protocol version the bot speaks; currently 1"""
+    def __init__(
+        self,
+        *,
+        bot_key: _builtins.str = ...,
+        parallel: _builtins.int = ...,
+        name: _builtins.str = ...,
+        version: _builtins.str = ...,
+        protocol: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_key", b"bot_key", "name", b"name", "parallel", b"parallel", "protocol", b"protocol", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LobbyJoin: _TypeAlias = LobbyJoin  # noqa: Y015
+
+@_typing.final
+class LobbyWelcome(_message.Message):
+    """Sent once, in answer to LobbyJoin."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    PARALLEL_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """the registered name of the bot"""
+    parallel: _builtins.int
+    """the number of matches the server will seat it in at once"""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        parallel: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "parallel", b"parallel"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LobbyWelcome: _TypeAlias = LobbyWelcome  # noqa: Y015
+
+@_typing.final
+class SeatOffer(_message.Message):
+    """A seat in a scheduled match: open Arena.Play with `seat_token` in Hello."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_FIELD_NUMBER: _builtins.int
+    EVENT_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """the match"""
+    seat: _builtins.int
+    """the seat (0-3)"""
+    seat_token: _builtins.str
+    """the seat token for Hello (good for this match only)"""
+    event: _builtins.str
+    """the event the match belongs to"""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        seat_token: _builtins.str = ...,
+        event: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "match_id", b"match_id", "seat", b"seat", "seat_token", b"seat_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatOffer: _TypeAlias = SeatOffer  # noqa: Y015
+
+@_typing.final
+class LobbyMessage(_message.Message):
+    """Every message on a Lobby.Join stream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WELCOME_FIELD_NUMBER: _builtins.int
+    OFFER_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def welcome(self) -> Global___LobbyWelcome:
+        """first, once"""
+
+    @_builtins.property
+    def offer(self) -> Global___SeatOffer:
+        """a seat to take now (again after a server restart)"""
+
+    def __init__(
+        self,
+        *,
+        welcome: Global___LobbyWelcome | None = ...,
+        offer: Global___SeatOffer | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "offer", b"offer", "welcome", b"welcome"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "offer", b"offer", "welcome", b"welcome"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["welcome", "offer"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___LobbyMessage: _TypeAlias = LobbyMessage  # noqa: Y015

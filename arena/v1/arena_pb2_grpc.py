@@ -468,3 +468,86 @@ class Matches:
             timeout,
             metadata,
             _registered_method=True)
+
+
+class LobbyStub:
+    """For registered bots. Errors: UNAUTHENTICATED for an unknown (or rotated) bot
+    key, PERMISSION_DENIED for a disabled bot, ALREADY_EXISTS if the bot is
+    already in the lobby.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.Join = channel.unary_stream(
+                '/arena.v1.Lobby/Join',
+                request_serializer=arena_dot_v1_dot_arena__pb2.LobbyJoin.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.LobbyMessage.FromString,
+                _registered_method=True)
+
+
+class LobbyServicer:
+    """For registered bots. Errors: UNAUTHENTICATED for an unknown (or rotated) bot
+    key, PERMISSION_DENIED for a disabled bot, ALREADY_EXISTS if the bot is
+    already in the lobby.
+    """
+
+    def Join(self, request, context):
+        """Wait in the lobby; the server streams a SeatOffer for each match it seats
+        the bot in. Leaving (ending the call) between matches is no fault.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_LobbyServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'Join': grpc.unary_stream_rpc_method_handler(
+                    servicer.Join,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.LobbyJoin.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.LobbyMessage.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'arena.v1.Lobby', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('arena.v1.Lobby', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class Lobby:
+    """For registered bots. Errors: UNAUTHENTICATED for an unknown (or rotated) bot
+    key, PERMISSION_DENIED for a disabled bot, ALREADY_EXISTS if the bot is
+    already in the lobby.
+    """
+
+    @staticmethod
+    def Join(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/arena.v1.Lobby/Join',
+            arena_dot_v1_dot_arena__pb2.LobbyJoin.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.LobbyMessage.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

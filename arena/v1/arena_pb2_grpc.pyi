@@ -252,3 +252,49 @@ class MatchesServicer(metaclass=_abc_1.ABCMeta):
         """
 
 def add_MatchesServicer_to_server(servicer: MatchesServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
+
+class LobbyStub:
+    """For registered bots. Errors: UNAUTHENTICATED for an unknown (or rotated) bot
+    key, PERMISSION_DENIED for a disabled bot, ALREADY_EXISTS if the bot is
+    already in the lobby.
+    """
+
+    @_typing.overload
+    def __new__(cls, channel: _grpc.Channel) -> _Self: ...
+    @_typing.overload
+    def __new__(cls, channel: _aio.Channel) -> LobbyAsyncStub: ...
+    Join: _grpc.UnaryStreamMultiCallable[_arena_pb2.LobbyJoin, _arena_pb2.LobbyMessage]
+    """Wait in the lobby; the server streams a SeatOffer for each match it seats
+    the bot in. Leaving (ending the call) between matches is no fault.
+    """
+
+@_typing.type_check_only
+class LobbyAsyncStub(LobbyStub):
+    """For registered bots. Errors: UNAUTHENTICATED for an unknown (or rotated) bot
+    key, PERMISSION_DENIED for a disabled bot, ALREADY_EXISTS if the bot is
+    already in the lobby.
+    """
+
+    def __init__(self, channel: _aio.Channel) -> None: ...
+    Join: _aio.UnaryStreamMultiCallable[_arena_pb2.LobbyJoin, _arena_pb2.LobbyMessage]  # type: ignore[assignment]
+    """Wait in the lobby; the server streams a SeatOffer for each match it seats
+    the bot in. Leaving (ending the call) between matches is no fault.
+    """
+
+class LobbyServicer(metaclass=_abc_1.ABCMeta):
+    """For registered bots. Errors: UNAUTHENTICATED for an unknown (or rotated) bot
+    key, PERMISSION_DENIED for a disabled bot, ALREADY_EXISTS if the bot is
+    already in the lobby.
+    """
+
+    @_abc_1.abstractmethod
+    def Join(
+        self,
+        request: _arena_pb2.LobbyJoin,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_arena_pb2.LobbyMessage], _abc.AsyncIterator[_arena_pb2.LobbyMessage]]:
+        """Wait in the lobby; the server streams a SeatOffer for each match it seats
+        the bot in. Leaving (ending the call) between matches is no fault.
+        """
+
+def add_LobbyServicer_to_server(servicer: LobbyServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

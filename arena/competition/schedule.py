@@ -1,0 +1,57 @@
+"""Event schedules (pure): which four bots play each match, with which seed.
+
+A round robin of partnerships: every pair of bots is a partnership, and every two
+partnerships without a bot in common meet. With duplicate deals each meeting is played
+twice on the same seed, the second time with the partnerships swapped (moved one seat
+on, :func:`arena.batch.duplicate_seating`), so each is dealt the other's cards and luck
+cancels out. A self-play event lets a bot partner (or face) itself.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Sequence
+
+from arena.errors import ArenaError
+
+Seats = tuple[str, str, str, str]
+FORMATS = ("round-robin",)
+
+
+def round_robin(
+    bots: Sequence[str], rounds: int = 1, duplicate: bool = True, seed: int = 0
+) -> list[tuple[Seats, int]]:
+    """The matches of a round robin of partnerships: ``(seats, seed)`` each.
+
+    Raises:
+        ArenaError: fewer than 4 distinct bots (or 1 with self-play: repeat the name).
+    """
+    if len(bots) < 4:
+        raise ArenaError("a round robin of partnerships needs at least 4 bots")
+    rng = random.Random(seed)
+    pairs = list(itertools.combinations(range(len(bots)), 2))
+    meetings = [(a, b) for a, b in itertools.combinations(pairs, 2) if not set(a) & set(b)]
+    matches: list[tuple[Seats, int]] = []
+    for _ in range(rounds):
+        for (a1, a2), (b1, b2) in meetings:
+            deal_seed = rng.randrange(2**63)
+            seats: Seats = (bots[a1], bots[b1], bots[a2], bots[b2])
+            matches.append((seats, deal_seed))
+            if duplicate:
+                matches.append(((seats[3], seats[0], seats[1], seats[2]), deal_seed))
+    return matches
+
+
+def check_seating(bots: Sequence[str], self_play: bool) -> None:
+    """One bot, one seat per match, unless the event is a self-play event.
+
+    Raises:
+        ArenaError: a name appears twice without ``self_play``.
+    """
+    twice = sorted({b for b in bots if list(bots).count(b) > 1})
+    if twice and not self_play:
+        raise ArenaError(
+            f"{', '.join(twice)} would take two seats of one match; give each bot once, "
+            "or --self-play for a self-play event"
+        )

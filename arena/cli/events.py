@@ -42,9 +42,9 @@ def register(sub: Any) -> None:
     c.add_argument(
         "--rule", action="append", default=[], metavar="KEY=JSON", help="a rules variant"
     )
-    c.add_argument("--decision-ms", type=int, default=TimeControl.decision_ms)
-    c.add_argument("--bank-ms", type=int, default=TimeControl.bank_ms)
-    c.add_argument("--grace-ms", type=int, default=TimeControl.grace_ms)
+    c.add_argument("--decision-ms", type=int, default=TimeControl().decision_ms)
+    c.add_argument("--bank-ms", type=int, default=TimeControl().bank_ms)
+    c.add_argument("--grace-ms", type=int, default=TimeControl().grace_ms)
     c.add_argument("--policy", choices=("lenient", "strict"), default="lenient")
     c.add_argument("--seed", type=int, default=0, help="seed of the event's deals")
     c.add_argument(

@@ -136,8 +136,8 @@ class Lobby:
         while True:
             try:
                 self.schedule()
-            except ArenaError as exc:  # a bad event: say so, keep serving the others
-                log.warning("schedule_failed", error=str(exc))
+            except Exception:  # a bad event or a database error must not stop the server
+                log.exception("schedule_failed")
             await trio.sleep(TICK)
 
     def recover(self) -> None:
@@ -153,7 +153,7 @@ class Lobby:
                         tokens.append(token)
                     self._watch(m, hosted, tokens)
                     log.info(
-                        "event_match_resumed", event=m.event, index=m.index, match_id=m.match_id
+                        "event_match_resumed", event_name=m.event, index=m.index, match_id=m.match_id
                     )
                     continue
                 record = self.records / f"{m.match_id}.jsonl"
@@ -162,7 +162,7 @@ class Lobby:
                     if result["reason"] == "cancelled":  # stopped with the server: replay
                         raise ArenaError("cancelled")
                 except ArenaError:
-                    log.info("event_match_requeued", event=m.event, index=m.index)
+                    log.info("event_match_requeued", event_name=m.event, index=m.index)
                     self.store.mark_pending(m.event, m.index)
                     continue
                 self.store.mark_finished(m.event, m.index, "finished", str(record), result)
@@ -198,7 +198,7 @@ class Lobby:
         )
         hosted = self.host.create(spec)
         self.store.mark_running(m.event, m.index, hosted.id)  # before any seat is offered
-        log.info("event_match_started", event=m.event, index=m.index, match_id=hosted.id)
+        log.info("event_match_started", event_name=m.event, index=m.index, match_id=hosted.id)
         self._watch(m, hosted, [t or "" for t in hosted.tokens])
 
     def _watch(self, m: EventMatch, hosted: HostedMatch, tokens: list[str]) -> None:
@@ -228,5 +228,5 @@ class Lobby:
             state = "failed" if hosted.state is MatchState.FAILED else "cancelled"
             self.store.mark_finished(ev, i, state, hosted.record, {"error": hosted.error})
         log.info(
-            "event_match_ended", event=ev, index=i, match_id=hosted.id, state=hosted.state.value
+            "event_match_ended", event_name=ev, index=i, match_id=hosted.id, state=hosted.state.value
         )

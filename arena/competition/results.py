@@ -20,7 +20,7 @@ def result_of_record(path: str | Path) -> dict[str, Any]:
         record = read_record(path)
     except (RecordError, OSError) as exc:
         raise ArenaError(f"cannot read the record {path}: {exc}") from None
-    ended = record.result()
+    ended = record.result
     if not record.complete or ended is None:
         raise ArenaError(f"the record {path} is incomplete")
     decisions, faults, answers = [0] * 4, [0] * 4, [0] * 4

@@ -35,9 +35,7 @@ class LobbyService(pb_grpc.LobbyServicer):
         self.trio = trio_token
         self._ids = itertools.count(1)
 
-    async def Join(  # type: ignore[override]
-        self, request: pb.LobbyJoin, context: Ctx
-    ) -> AsyncIterator[pb.LobbyMessage]:
+    async def Join(self, request: pb.LobbyJoin, context: Ctx) -> AsyncIterator[pb.LobbyMessage]:
         if request.protocol not in (0, PROTOCOL):
             await context.abort(
                 grpc.StatusCode.FAILED_PRECONDITION,

@@ -51,7 +51,7 @@ def standings(matches: Sequence[EventMatch]) -> dict[str, Any]:
             row["decisions"] += result.get("decisions", [0] * 4)[seat]
             row["latency_sum_ms"] += result.get("latency_sum_ms", [0.0] * 4)[seat]
             row["answers"] += result.get("answers", [0] * 4)[seat]
-    table = []
+    table: list[dict[str, Any]] = []
     for name in names:
         row, r = bots[name], ratings[name]
         table.append(

@@ -80,7 +80,7 @@ async def open_arena_server(
         access = replace(
             access or Access.internal(), is_seat_token=lambda t: book.lookup(t) is not None
         )
-        registrations = [
+        registrations: list[Registration] = [
             partial(pb_grpc.add_ArenaServicer_to_server, ArenaService(host, token)),
             partial(pb_grpc.add_MatchesServicer_to_server, MatchesService(host, token, access)),
         ]

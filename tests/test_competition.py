@@ -1,0 +1,172 @@
+"""Competitions end to end: registered bots in the lobby of a real ``arena serve``, an
+event scheduled from the database, standings, and a SIGKILL of the server mid-event.
+
+Bots are real processes (the sample bots through ``botkit --bot-key`` and a hostile one
+that plays illegal cards); the server is the real command; the database is the SQLite
+file the commands share. PostgreSQL is not supported yet (docs/competition.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from servekit import ROOT, Serve, start_serve
+
+from arena.competition.store import open_store
+from arena.records import read_record, verify
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+
+pytestmark = pytest.mark.slow
+
+
+def arena(folder: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "arena.cli.main", *argv, "--records", str(folder / "records")],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+
+
+def register(folder: Path, name: str) -> str:
+    done = arena(folder, "bots", "add", name, "--owner", f"{name}'s author")
+    assert done.returncode == 0, done.stderr
+    return done.stdout.rsplit(" ", 1)[-1].strip()
+
+
+def start_bot(server: str, script: str, key: str, name: str, log: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'sample_bots'}:{ROOT}"}
+    argv = [sys.executable, str(ROOT / script), "--server", server, "--bot-key", key,
+            "--name", name, "--parallel", "2", "--reconnect", "60"]  # fmt: skip
+    with log.open("ab") as out:
+        return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+
+
+def join(server: str, key: str) -> Iterator[pb.LobbyMessage]:
+    channel = grpc.insecure_channel(server)
+    return iter(pb_grpc.LobbyStub(channel).Join(pb.LobbyJoin(bot_key=key, protocol=1)))
+
+
+def refused(server: str, key: str) -> grpc.StatusCode:
+    with pytest.raises(grpc.RpcError) as caught:
+        next(join(server, key))
+    return caught.value.code()  # type: ignore[no-any-return]
+
+
+def test_bot_keys_wrong_disabled_rotated_and_two_seats(tmp_path: Path) -> None:
+    key = register(tmp_path, "solo")
+    serve = start_serve(tmp_path)
+    try:
+        assert refused(serve.target, "bk-not-a-key") == grpc.StatusCode.UNAUTHENTICATED
+        assert refused(serve.target, "") == grpc.StatusCode.UNAUTHENTICATED
+        stream = join(serve.target, key)
+        welcome = next(stream)
+        assert welcome.welcome.bot == "solo"
+        # the same key again while the first is in the lobby
+        assert refused(serve.target, key) == grpc.StatusCode.ALREADY_EXISTS
+        stream.cancel()  # type: ignore[attr-defined]
+        assert arena(tmp_path, "bots", "disable", "solo").returncode == 0
+        assert refused(serve.target, key) == grpc.StatusCode.PERMISSION_DENIED
+        assert arena(tmp_path, "bots", "enable", "solo").returncode == 0
+        rotated = arena(tmp_path, "bots", "rotate", "solo")
+        new_key = rotated.stdout.rsplit(" ", 1)[-1].strip()
+        assert refused(serve.target, key) == grpc.StatusCode.UNAUTHENTICATED
+        assert next(join(serve.target, new_key)).welcome.bot == "solo"
+    finally:
+        log = serve.stop()
+    assert key not in log and new_key not in log  # keys never logged
+    # one bot cannot take two seats of a match unless the event is a self-play event
+    for name in ("b", "c", "d"):
+        register(tmp_path, name)
+    twice = arena(tmp_path, "events", "create", "e1", "--bots", "solo,solo,b,c")
+    assert twice.returncode == 2 and "two seats" in twice.stderr
+    ok = arena(tmp_path, "events", "create", "e2", "--bots", "solo,solo,b,c,d", "--self-play")
+    assert ok.returncode == 0, ok.stderr
+    db = open_store(tmp_path / "records" / "competition.sqlite3")
+    assert any(m.seats.count("solo") == 2 for m in db.matches("e2"))
+    assert "key" not in json.dumps([b.__dict__ for b in db.bots()])  # only its hash
+    db.close()
+
+
+BOTS = {
+    "rand": "sample_bots/random_bot.py",
+    "greedy": "sample_bots/greedy_bot.py",
+    "rand2": "sample_bots/random_bot.py",
+    "hostile": "tests/hostile/lobby_illegal.py",
+}
+
+
+def wait_for(check: object, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():  # type: ignore[operator]
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_event_through_the_lobby_survives_sigkill(tmp_path: Path) -> None:
+    keys = {name: register(tmp_path, name) for name in BOTS}
+    created = arena(tmp_path, "events", "create", "cup", "--bots", ",".join(BOTS),
+                    "--deals", "3", "--decision-ms", "300", "--connect-timeout", "20")  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    db = open_store(tmp_path / "records" / "competition.sqlite3")
+    serve: Serve = start_serve(tmp_path)
+    bots: list[subprocess.Popen[bytes]] = []
+    try:
+        # three bots in the lobby: nothing can start, and nobody is faulted for it
+        for name in ("rand", "greedy", "rand2"):
+            bots.append(start_bot(serve.target, BOTS[name], keys[name], name, tmp_path / f"{name}.log"))  # fmt: skip
+        time.sleep(2)
+        assert all(m.state == "pending" for m in db.matches("cup"))
+        bots.append(start_bot(serve.target, BOTS["hostile"], keys["hostile"], "hostile", tmp_path / "hostile.log"))  # fmt: skip
+
+        def midway() -> bool:
+            states = [m.state for m in db.matches("cup")]
+            return states.count("finished") >= 1 and "running" in states
+
+        wait_for(midway, 90, "a finished match and a running one")
+        serve.process.send_signal(signal.SIGKILL)
+        serve.process.wait()
+        port = int(serve.target.rsplit(":", 1)[1])
+        serve = start_serve(tmp_path, port=port)  # the bots come back by themselves
+
+        def over() -> bool:
+            return db.event("cup").state == "finished"
+
+        wait_for(over, 180, "the event to finish")
+    finally:
+        for bot in bots:
+            bot.kill()
+            bot.wait()
+        log = serve.stop()
+    assert "resuming match" in log or "event_match_requeued" in log
+    matches = db.matches("cup")
+    assert [m.state for m in matches] == ["finished"] * 6
+    assert len({m.match_id for m in matches}) == 6
+    # every record verifies, and each event match was played to the end exactly once
+    played = {}
+    for path in sorted((tmp_path / "records").glob("*.jsonl")):
+        record = read_record(path)
+        assert record.complete, path
+        assert verify(record).ok, (path, str(verify(record)))
+        played[record.header.match_id] = record.header.seed  # type: ignore[union-attr]
+    assert played == {m.match_id: m.seed for m in matches}
+    data = json.loads(arena(tmp_path, "events", "standings", "cup", "--json").stdout)
+    rows = {r["bot"]: r for r in data["bots"]}
+    assert data["finished"] == 6 and data["left"] == 0
+    assert all(r["played"] == 6 and r["won"] + r["lost"] + r["drawn"] == 6 for r in rows.values())
+    assert rows["hostile"]["faults"] > 0 and rows["rand"]["faults"] == 0
+    assert rows["greedy"]["mean_latency_ms"] is not None
+    assert len(data["partnerships"]) == 6
+    text = arena(tmp_path, "events", "standings", "cup").stdout
+    assert "6 of 6 matches finished" in text
+    db.close()

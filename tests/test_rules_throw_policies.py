@@ -41,8 +41,8 @@ def winner(plays: list[str], policy: str) -> int:
 CASES = [
     # the defect: 4S 4S TS TS read as pair 4S + singles TS TS beats every unit of seat 1
     ("4S 4S TS TS", {"largest_unit": 2, "all_units": 2, "highest_card": 2}),
-    # pair 9 beats pair 3, but no reading beats both singles 9 and 8: singles 9 9 tie the 9
-    ("4S 4S 9S 9S", {"largest_unit": 2, "all_units": 1, "highest_card": 1}),
+    # pair 4 beats pair 3, but the singles 9 8 only tie seat 1's
+    ("4S 4S 9S 8S", {"largest_unit": 2, "all_units": 1, "highest_card": 1}),
     # higher everywhere: every policy agrees
     ("5S 5S JS TS", {"largest_unit": 2, "all_units": 2, "highest_card": 2}),
     # only the highest card is higher

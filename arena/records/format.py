@@ -23,7 +23,7 @@ from arena.rules import Card, Rank, RuleSet, codes, parse_cards
 T = TypeVar("T")
 
 FORMAT: Final = "arena-record"
-VERSION: Final = 1
+VERSION: Final = 2  # 2: the deal_revealed event
 
 
 class RecordError(ArenaError, ValueError):

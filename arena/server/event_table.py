@@ -19,7 +19,6 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from arena.errors import ProtocolError
@@ -148,6 +147,8 @@ class Row:
     derived: Mapping[str, Callable[[Any], Any]] = dataclasses.field(default_factory=dict)
     not_from_event: frozenset[str] = frozenset()  # wire fields filled elsewhere, documented
     fields: tuple[tuple[str, str, Value], ...] = ()  # (domain, wire, value): filled in below
+    writers: tuple[tuple[str, Callable[[Message, Any], None], Callable[[Any], Any]], ...] = ()
+    derivers: tuple[tuple[Callable[[Message, Any], None], Callable[[Any], Any]], ...] = ()
 
 
 TABLE: Final[tuple[Row, ...]] = (
@@ -200,7 +201,19 @@ def _complete(row: Row) -> Row:
     filled = {w for _, w, _ in fields} | set(row.derived) | row.not_from_event
     if unfilled := sorted(set(wire) - filled):
         raise TypeError(f"wire fields {unfilled} of {row.case} are filled by nothing")
-    return dataclasses.replace(row, fields=tuple(fields))
+    writers = tuple((d, _writer(wire[w]), v.to_pb) for d, w, v in fields)
+    derived = tuple((_writer(wire[w]), fn) for w, fn in row.derived.items())
+    return dataclasses.replace(row, fields=tuple(fields), writers=writers, derivers=derived)
+
+
+def _writer(field: Any) -> Callable[[Message, Any], None]:
+    """How to put a value into ``field`` of a message (decided once, not per event)."""
+    name = field.name
+    if field.is_repeated:
+        return lambda m, v: getattr(m, name).extend(v)
+    if field.message_type is not None:
+        return lambda m, v: getattr(m, name).CopyFrom(v)
+    return lambda m, v: setattr(m, name, v)
 
 
 def _check_cases(rows: tuple[Row, ...]) -> dict[type[Event], Row]:
@@ -220,16 +233,6 @@ _BY_CASE: Final = {row.case: row for row in _ROWS.values()}
 # -- conversion ----------------------------------------------------------------------------
 
 
-def _put(m: Message, name: str, value: Any) -> None:
-    field: Any = m.DESCRIPTOR.fields_by_name[name]
-    if field.is_repeated:
-        getattr(m, name).extend(value)
-    elif field.type == FieldDescriptor.TYPE_MESSAGE:
-        getattr(m, name).CopyFrom(value)
-    else:
-        setattr(m, name, value)
-
-
 def event_to_pb(event: Event, index: int = 0) -> pb.Event:
     """One domain event (already redacted for its viewer) as a wire event."""
     row = _ROWS[type(event)]
@@ -239,10 +242,10 @@ def event_to_pb(event: Event, index: int = 0) -> pb.Event:
     if row.nested:
         target = getattr(target, row.nested)
         target.SetInParent()
-    for domain, wire, value in row.fields:
-        _put(target, wire, value.to_pb(getattr(event, domain)))
-    for wire, derive in row.derived.items():
-        _put(target, wire, derive(event))
+    for domain, write, to_pb in row.writers:
+        write(target, to_pb(getattr(event, domain)))
+    for write, derive in row.derivers:
+        write(target, derive(event))
     return m
 
 

@@ -31,8 +31,10 @@ from arena.game import (
     DealRevealed,
     Event,
     MatchEnded,
+    MatchMachine,
     MatchSetup,
     Request,
+    SeatFeed,
     ThrowFailed,
     order_for,
     play_match,
@@ -221,6 +223,43 @@ def test_a_failed_throws_verdict_plays_the_forced_unit() -> None:
         assert wire.accepted and convert.cards_from_pb(wire.played) == tuple(verdicts[0].played)
     attempted = {tuple(e.attempted) for e in failed}
     assert not any(tuple(v.played) in attempted for s in seats for v in s.told)
+
+
+def _set_fields(m: Any, prefix: str, out: set[str]) -> None:
+    """Add to ``out`` every field of ``m`` (and of its sub-messages) that is not at its
+    default, as ``View.field`` / ``View.current_trick.plays``."""
+    for field, value in m.ListFields():
+        name = f"{prefix}.{field.name}"
+        out.add(name)
+        if field.message_type is not None and field.message_type.name in ("Trick", "Trump"):
+            _set_fields(value, name, out)
+
+
+def _all_fields(descriptor: Any, prefix: str) -> set[str]:
+    out = set()
+    for field in descriptor.fields:
+        out.add(f"{prefix}.{field.name}")
+        if field.message_type is not None and field.message_type.name in ("Trick", "Trump"):
+            out |= _all_fields(field.message_type, f"{prefix}.{field.name}")
+    return out
+
+
+def test_every_view_field_reaches_the_wire() -> None:
+    """Views of real deals, with throws and a referee penalty: every ``View`` field (and
+    every ``Trick`` and ``Trump`` field in it) is set at some decision."""
+    seen: set[str] = set()
+    for seed in range(3):
+        match = MatchMachine(MatchSetup(RuleSet.from_mapping({"deals": 2}), seed))
+        feed = SeatFeed(match)
+        bots = [Thrower(s) for s in range(4)]
+        while not match.finished:
+            for decision in match.pending():
+                request = feed.request(decision)
+                _set_fields(convert.view_to_pb(request.view), "View", seen)
+                match.answer(decision.seat, bots[decision.seat].decide(request))
+                if match.deal.trick == 3 and not match.deal.team_penalties[1]:
+                    match.penalize(1, 10, "a test")
+    assert _all_fields(pb.View.DESCRIPTOR, "View") - seen == set()
 
 
 # -- no winner is unmistakable --------------------------------------------------------------

@@ -26,7 +26,6 @@ from arena.game.events import (
     CardDealt,
     CardsPlayed,
     DealEnded,
-    DealRevealed,
     DealStarted,
     Decision,
     Event,
@@ -389,14 +388,6 @@ class DealMachine:
             last_winner, last_units, self.throw_penalties, faults,
         )  # fmt: skip
         self._emit(self.result)
-        self._emit(
-            DealRevealed(self.deal, self.dealt_hands(), self.deck[4 * self.rules.hand_size :])
-        )
-
-    def dealt_hands(self) -> tuple[tuple[Card, ...], ...]:
-        """Each seat's cards as dealt from the deck, by seat, in dealing order."""
-        return tuple(self.deck[(seat - self.first_seat) % 4 : 4 * self.rules.hand_size : 4]
-                     for seat in range(4))  # fmt: skip
 
 
 _MOVES: Final[dict[tuple[Phase, Kind], Callable[[DealMachine, Decision, Action], None]]] = {

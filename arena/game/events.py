@@ -199,6 +199,15 @@ class DealRevealed(Event):
     hands: tuple[tuple[Card, ...], ...]  # by seat, in the order dealt
     kitty: tuple[Card, ...]  # as dealt, before the dealer took it
 
+    @classmethod
+    def of_deck(
+        cls, deal: int, deck: tuple[Card, ...], first_seat: int, hand_size: int
+    ) -> DealRevealed:
+        """The hands and kitty a deck in dealing order gave, dealt from ``first_seat``."""
+        size = 4 * hand_size
+        hands = tuple(deck[(seat - first_seat) % 4 : size : 4] for seat in range(4))
+        return cls(deal, hands, deck[size:])
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class MatchEnded(Event):
@@ -216,7 +225,7 @@ EVENTS: tuple[type[Event], ...] = (
     ThrowFailed, CardsPlayed, TrickWon, PenaltyApplied, DealEnded, DealRevealed, MatchEnded,
 )  # fmt: skip
 """Every kind of event a match emits: what records hold and what the wire carries
-(``arena.server.events`` maps each to its protobuf message, and fails at import if
+(``arena.server.event_table`` maps each to its protobuf message, and fails at import if
 one is missing)."""
 
 

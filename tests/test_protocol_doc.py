@@ -5,7 +5,7 @@ field, enum value and method it names exists in ``proto/arena/v1/arena.proto``; 
 tables of events and request fields list exactly the proto's fields; its links land on
 its own headings; its text-format examples parse as the messages they show; its
 ``arena judge`` examples give the answers it prints; and every status code it promises
-is what a real ``arena serve`` on 127.0.0.1 port 0 returns.
+is what a real ``arena serve`` on a free loopback port returns.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 import grpc
 import pytest
 from google.protobuf import text_format
+from servekit import Serve, bearer, start_serve
 
 from arena.rules import RuleSet, ruleset
 from arena.v1 import arena_pb2 as pb
@@ -71,7 +71,7 @@ CARD = re.compile(r"[2-9TJQKA][SHCD]|SJ|BJ")
 # Names in the guide that are not the protocol's: environment variables, other libraries'
 # and languages' names, record and judge-format keys, shell words.
 NOT_PROTO = {
-    "ARENA", "ARENA_SERVER", "ARENA_TOKEN", "ARENA_PROTO", "ARENA_TRANSCRIPT", "PROTOC",
+    "ARENA", "PROTOC",
     "INTERNAL", "ArenaOuterClass", "ArenaGrpc", "ClientCall.Listener.onHeaders",
     "ClientInterceptor", "Arena.V1", "Arena.V1.Arena.ArenaClient", "Arena.V1.BotMessage",
     "WritesDone", "SHCD", "PATH", "Cargo.toml", "Google.Protobuf", "Grpc.Net.Client",
@@ -100,7 +100,9 @@ def test_every_protocol_name_in_the_guide_exists() -> None:
     unknown = set()
     for token in set(re.findall(r"`([^`\n]+)`", DOC)):
         name = token.split("(")[0].split("{")[0].strip().rstrip(":")
-        if name in NOT_PROTO or name in RULE_KEYS or name in RULE_VALUES or CARD.fullmatch(name):
+        if name in NOT_PROTO or name.startswith("ARENA_"):  # ARENA_*: environment variables
+            continue
+        if name in RULE_KEYS or name in RULE_VALUES or CARD.fullmatch(name):
             continue
         if re.fullmatch(r"[A-Z][A-Za-z0-9]*(\.[A-Za-z_][A-Za-z0-9_]*)+|[a-z]+\.v1\.\w+", name):
             ok = resolve(name)  # Message.field, Service.Method
@@ -231,28 +233,12 @@ def test_the_follow_examples_are_the_referees_answers() -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    records = tmp_path_factory.mktemp("records")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli.main", "serve", "--listen", "127.0.0.1:0",
-         "--records", str(records)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-    )  # fmt: skip
-    assert process.stderr is not None
-    target = ""
-    deadline = time.monotonic() + 60
-    while not target and time.monotonic() < deadline:
-        line = process.stderr.readline()
-        if found := re.search(r"serving on (\S+)", line):
-            target = found.group(1)
-        elif not line and process.poll() is not None:
-            break
+def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve]:
+    serve = start_serve(tmp_path_factory.mktemp("serve"))
     try:
-        assert target, "arena serve did not say where it listens"
-        yield target
+        yield serve
     finally:
-        process.terminate()
-        process.wait(timeout=20)
+        serve.stop()
 
 
 def promised(title: str, phrase: str) -> str:
@@ -296,11 +282,14 @@ def _check(target: str, token: str, seq: int = 1) -> grpc.StatusCode | pb.Verdic
             return exc.code()
 
 
-def _finished_match(target: str) -> list[str]:
+def _finished_match(serve: Serve) -> list[str]:
     """The seat tokens of a one-deal match played to its end by fallback bots."""
+    target, organiser = serve.target, bearer(serve.token)
     with grpc.insecure_channel(target) as channel:
         matches = pb_grpc.MatchesStub(channel)
-        created = matches.Create(pb.CreateMatchRequest(seed=1, deals=1), timeout=10)
+        created = matches.Create(
+            pb.CreateMatchRequest(seed=1, deals=1), timeout=10, metadata=organiser
+        )
         bots = subprocess.run(
             [sys.executable, str(ROOT / "bench" / "bots" / "fallback_bot.py"),
              "--server", target, "--tokens-file", "-"],
@@ -308,16 +297,21 @@ def _finished_match(target: str) -> list[str]:
             timeout=120, check=False,
         )  # fmt: skip
         assert bots.returncode == 0, bots.stderr
-        info = matches.Get(pb.GetMatchRequest(match_id=created.match_id), timeout=10)
+        info = matches.Get(
+            pb.GetMatchRequest(match_id=created.match_id), timeout=10, metadata=organiser
+        )
         assert info.state == pb.FINISHED and info.result.HasField("winner_team")
         return list(created.seat_tokens)
 
 
 @pytest.mark.slow
-def test_every_status_the_guide_promises_is_what_the_server_returns(server: str) -> None:
+def test_every_status_the_guide_promises_is_what_the_server_returns(serve: Serve) -> None:
     title = "Connecting and the handshake"
+    server = serve.target
     with grpc.insecure_channel(server) as channel:
-        waiting = pb_grpc.MatchesStub(channel).Create(pb.CreateMatchRequest(), timeout=10)
+        waiting = pb_grpc.MatchesStub(channel).Create(
+            pb.CreateMatchRequest(), timeout=10, metadata=bearer(serve.token)
+        )
     tokens = list(waiting.seat_tokens)
     seen: dict[str, grpc.StatusCode | pb.Welcome | pb.Verdict] = {
         "an unknown token": _play(server, hello("nope")),
@@ -338,7 +332,7 @@ def test_every_status_the_guide_promises_is_what_the_server_returns(server: str)
         seen["this seat already has a live stream"] = _play(server, hello(tokens[1]))
         done.set()
         first.cancel()
-    finished = _finished_match(server)
+    finished = _finished_match(serve)
     seen["the token's match is over"] = _play(server, hello(finished[0]))
     for phrase, got in seen.items():
         assert got == getattr(grpc.StatusCode, promised(title, phrase)), phrase

@@ -40,7 +40,7 @@ from arena.game import (
     play_match,
 )
 from arena.records.format import EVENT_TYPES, event_from_dict
-from arena.referee import LocalSeat, Referee, SeatVerdict, TimeControl
+from arena.referee import Fault, FaultKind, LocalSeat, Referee, SeatVerdict, TimeControl
 from arena.rules import Card, Rank, RuleSet, parse_cards
 from arena.rules.trump import TRUMP_LANE
 from arena.server import convert
@@ -260,6 +260,24 @@ def test_every_view_field_reaches_the_wire() -> None:
                 if match.deal.trick == 3 and not match.deal.team_penalties[1]:
                     match.penalize(1, 10, "a test")
     assert _all_fields(pb.View.DESCRIPTOR, "View") - seen == set()
+
+
+def test_every_fault_field_reaches_the_wire() -> None:
+    fault = Fault(2, FaultKind.TIMEOUT, "slow", 3, 4, 5, 10, (AH, TS), charged=True)
+    wire = convert.fault_to_pb(fault)
+    assert {f.name for f, _ in wire.ListFields()} == set(pb.Fault.DESCRIPTOR.fields_by_name)
+    assert {f.name for f in dataclasses.fields(Fault)} == set(pb.Fault.DESCRIPTOR.fields_by_name)
+    assert (wire.seat, wire.kind, wire.reason, wire.deal, wire.trick, wire.seq) == (
+        2,
+        pb.TIMEOUT,
+        "slow",
+        3,
+        4,
+        5,
+    )
+    assert convert.cards_from_pb(wire.played) == (AH, TS) and wire.penalty_points == 10
+    uncharged = convert.fault_to_pb(dataclasses.replace(fault, charged=False))
+    assert not uncharged.charged
 
 
 # -- no winner is unmistakable --------------------------------------------------------------

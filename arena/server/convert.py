@@ -152,6 +152,7 @@ def fault_to_pb(fault: Fault) -> pb.Fault:
         seq=fault.seq,
         penalty_points=fault.penalty_points,
         played=cards_to_pb(fault.played),
+        charged=fault.charged,
     )
 
 

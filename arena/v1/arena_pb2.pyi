@@ -484,6 +484,7 @@ class Fault(_message.Message):
     SEQ_FIELD_NUMBER: _builtins.int
     PENALTY_POINTS_FIELD_NUMBER: _builtins.int
     PLAYED_FIELD_NUMBER: _builtins.int
+    CHARGED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """the seat at fault"""
     kind: Global___FaultKind.ValueType
@@ -501,6 +502,11 @@ class Fault(_message.Message):
     policy): the attackers lose them, or the dealer team gives them to the
     attackers, at the end of the deal. 0 if none.
     """
+    charged: _builtins.bool
+    """false for a decision that came up while the seat was still away after a
+    disconnection already charged: recorded, played by fallback, not charged
+    again (no penalty, not counted towards max_faults).
+    """
     @_builtins.property
     def played(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
         """what was played instead (the fallback); empty for a pass"""
@@ -516,10 +522,11 @@ class Fault(_message.Message):
         seq: _builtins.int = ...,
         penalty_points: _builtins.int = ...,
         played: _abc.Iterable[Global___Card] | None = ...,
+        charged: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal", b"deal", "kind", b"kind", "penalty_points", b"penalty_points", "played", b"played", "reason", b"reason", "seat", b"seat", "seq", b"seq", "trick", b"trick"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["charged", b"charged", "deal", b"deal", "kind", b"kind", "penalty_points", b"penalty_points", "played", b"played", "reason", b"reason", "seat", b"seat", "seq", b"seq", "trick", b"trick"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

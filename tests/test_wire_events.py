@@ -25,6 +25,7 @@ import trio
 from google.protobuf import json_format, text_format
 
 from arena.bots import make_bot
+from arena.errors import ProtocolError
 from arena.game import (
     EVENTS,
     CardDealt,
@@ -138,6 +139,14 @@ def test_an_unset_seat_is_minus_one_and_comes_back_none(event: type[Event]) -> N
     original = sample(event, unset=True)
     assert event_from_pb(event_to_pb(original)) == original
     assert event_from_dict(original.to_dict()) == original
+
+
+def test_a_malformed_wire_event_is_refused_by_name() -> None:
+    with pytest.raises(ProtocolError, match="no kind"):
+        event_from_pb(pb.Event(index=1))
+    bad = pb.Event(card_dealt=pb.CardDealt(seat=1, card=pb.Card(suit=pb.JOKER, rank=pb.TWO)))
+    with pytest.raises(ProtocolError, match="not a card: suit=JOKER rank=TWO"):
+        event_from_pb(bad)
 
 
 # -- real matches ---------------------------------------------------------------------------

@@ -116,7 +116,8 @@ def wait_for(check: object, timeout: float, what: str) -> None:
 def test_event_through_the_lobby_survives_sigkill(tmp_path: Path) -> None:
     keys = {name: register(tmp_path, name) for name in BOTS}
     created = arena(tmp_path, "events", "create", "cup", "--bots", ",".join(BOTS),
-                    "--deals", "3", "--decision-ms", "300", "--connect-timeout", "20")  # fmt: skip
+                    "--deals", "2", "--decision-ms", "300", "--connect-timeout", "20",
+                    "--max-faults", "1000")  # fmt: skip
     assert created.returncode == 0, created.stderr
     db = open_store(tmp_path / "records" / "competition.sqlite3")
     serve: Serve = start_serve(tmp_path)
@@ -148,7 +149,10 @@ def test_event_through_the_lobby_survives_sigkill(tmp_path: Path) -> None:
             bot.kill()
             bot.wait()
         log = serve.stop()
-    assert "resuming match" in log or "event_match_requeued" in log
+    # the match running at the kill was resumed from its record, found finished in it,
+    # or (never started) put back in the queue
+    recovered = ("event_match_resumed", "event_match_found_finished", "event_match_requeued")
+    assert any(word in log for word in recovered), log
     matches = db.matches("cup")
     assert [m.state for m in matches] == ["finished"] * 6
     assert len({m.match_id for m in matches}) == 6

@@ -46,6 +46,13 @@ def register(sub: Any) -> None:
     c.add_argument("--bank-ms", type=int, default=TimeControl().bank_ms)
     c.add_argument("--grace-ms", type=int, default=TimeControl().grace_ms)
     c.add_argument("--policy", choices=("lenient", "strict"), default="lenient")
+    c.add_argument(
+        "--max-faults",
+        type=int,
+        default=FaultPolicy().max_faults,
+        metavar="N",
+        help="lenient policy: faults per team before it is disqualified",
+    )
     c.add_argument("--seed", type=int, default=0, help="seed of the event's deals")
     c.add_argument(
         "--self-play", action="store_true", help="a bot may take several seats of a match"
@@ -108,13 +115,14 @@ def _create(store: Any, args: argparse.Namespace) -> None:
         rules["deals"] = args.deals
     RuleSet.from_mapping(rules)  # refuse a bad variant now, not at the first match
     time_control = TimeControl(args.decision_ms, args.bank_ms, args.grace_ms).to_dict()
-    FaultPolicy.parse(args.policy)
+    FaultPolicy.parse(args.policy, max_faults=args.max_faults)
     matches = round_robin(bots, args.rounds, not args.no_duplicate, args.seed)
     settings = {
         "bots": bots,
         "rules": rules,
         "time_control": time_control,
         "policy": args.policy,
+        "max_faults": args.max_faults,
         "self_play": args.self_play,
         "connect_timeout": args.connect_timeout,
         "duplicate": not args.no_duplicate,

@@ -153,7 +153,10 @@ class Lobby:
                         tokens.append(token)
                     self._watch(m, hosted, tokens)
                     log.info(
-                        "event_match_resumed", event_name=m.event, index=m.index, match_id=m.match_id
+                        "event_match_resumed",
+                        event_name=m.event,
+                        index=m.index,
+                        match_id=m.match_id,
                     )
                     continue
                 record = self.records / f"{m.match_id}.jsonl"
@@ -165,6 +168,7 @@ class Lobby:
                     log.info("event_match_requeued", event_name=m.event, index=m.index)
                     self.store.mark_pending(m.event, m.index)
                     continue
+                log.info("event_match_found_finished", event_name=m.event, index=m.index)
                 self.store.mark_finished(m.event, m.index, "finished", str(record), result)
 
     def schedule(self) -> None:
@@ -192,7 +196,10 @@ class Lobby:
             rules=rules,
             seed=m.seed,
             time_control=TimeControl(**settings.get("time_control", {})),
-            policy=FaultPolicy.parse(settings.get("policy", "lenient")),
+            policy=FaultPolicy.parse(
+                settings.get("policy", "lenient"),
+                max_faults=int(settings.get("max_faults", FaultPolicy().max_faults)),
+            ),
             seat_names=m.seats,
             connect_timeout=float(settings.get("connect_timeout", 30)),
         )
@@ -228,5 +235,9 @@ class Lobby:
             state = "failed" if hosted.state is MatchState.FAILED else "cancelled"
             self.store.mark_finished(ev, i, state, hosted.record, {"error": hosted.error})
         log.info(
-            "event_match_ended", event_name=ev, index=i, match_id=hosted.id, state=hosted.state.value
+            "event_match_ended",
+            event_name=ev,
+            index=i,
+            match_id=hosted.id,
+            state=hosted.state.value,
         )

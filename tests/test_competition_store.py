@@ -1,0 +1,90 @@
+"""The competition's pure parts and its database: schedules, standings, keys, versions."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from arena.competition.schedule import check_seating, round_robin
+from arena.competition.standings import render, standings
+from arena.competition.store import FINISHED, database_path, key_hash, open_store
+from arena.errors import ArenaError
+
+
+def test_round_robin_meets_every_two_disjoint_partnerships() -> None:
+    four = round_robin(["a", "b", "c", "d"])
+    assert len(four) == 6 and len(round_robin(["a", "b", "c", "d"], duplicate=False)) == 3
+    assert len(round_robin([str(i) for i in range(6)], duplicate=False)) == 45
+    for (seats, seed), (swapped, seed2) in zip(four[::2], four[1::2], strict=True):
+        assert len(set(seats)) == 4
+        assert seed == seed2 and swapped == (seats[3], seats[0], seats[1], seats[2])
+    teams = {frozenset((s[0], s[2])) for s, _ in four}
+    assert len(teams) == 6  # every partnership plays
+    assert round_robin(["a", "b", "c", "d"], seed=1) == round_robin(["a", "b", "c", "d"], seed=1)
+    with pytest.raises(ArenaError, match="at least 4"):
+        round_robin(["a", "b", "c"])
+
+
+def test_a_bot_takes_one_seat_unless_self_play() -> None:
+    with pytest.raises(ArenaError, match="two seats"):
+        check_seating(["a", "a", "b", "c"], self_play=False)
+    check_seating(["a", "a", "b", "c"], self_play=True)
+
+
+def test_keys_are_hashed_rotated_and_versions_checked(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    store = open_store(path)
+    assert path.stat().st_mode & 0o077 == 0
+    key = store.add_bot("alpha", "me")
+    with pytest.raises(ArenaError, match="already registered"):
+        store.add_bot("alpha", "you")
+    with pytest.raises(ArenaError, match="bot name"):
+        store.add_bot("no spaces", "me")
+    assert key.encode() not in path.read_bytes()
+    assert store.bot_by_key(key) is not None and store.bot_by_key("x") is None
+    new = store.rotate_key("alpha")
+    assert store.bot_by_key(key) is None and store.bot_by_key(new) is not None
+    store.set_disabled("alpha", True)
+    assert store.bot_by_key(new).disabled  # type: ignore[union-attr]
+    assert not store.enabled("alpha")
+    store.close()
+    raw = sqlite3.connect(path)
+    raw.execute("UPDATE schema_version SET version = 99")
+    raw.commit()
+    raw.close()
+    with pytest.raises(ArenaError, match="schema version 99"):
+        open_store(path)
+    assert key_hash("k") != "k"
+    with pytest.raises(ArenaError, match="PostgreSQL"):
+        database_path("postgresql://localhost/arena")
+    assert database_path(None, "recs") == Path("recs/competition.sqlite3")
+
+
+def test_an_event_ends_with_its_last_match_and_is_rated(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "c.sqlite3")
+    for name in "abcd":
+        store.add_bot(name, "me")
+    with pytest.raises(ArenaError, match="not registered"):
+        store.create_event("x", "round-robin", {}, round_robin(["a", "b", "c", "e"]))
+    store.create_event("cup", "round-robin", {}, round_robin(list("abcd"), duplicate=False))
+    with pytest.raises(ArenaError, match="already exists"):
+        store.create_event("cup", "round-robin", {}, [])
+    result = {"winner": 0, "faults": [1, 0, 0, 0], "decisions": [10] * 4,
+              "answers": [9, 10, 10, 10], "latency_sum_ms": [9.0, 20.0, 20.0, 20.0]}  # fmt: skip
+    for m in store.matches("cup"):
+        assert store.event("cup").state == "running"
+        store.mark_running("cup", m.index, f"m-{m.index}")
+        store.mark_finished("cup", m.index, FINISHED, "r", {**result, "order": m.index})
+    assert store.event("cup").state == FINISHED
+    data = standings(store.matches("cup"))
+    assert data["finished"] == 3 and data["left"] == 0
+    rows = {r["bot"]: r for r in data["bots"]}
+    assert sum(r["won"] for r in rows.values()) == 6  # two winners a match
+    assert all(m.seats[0] == "a" for m in store.matches("cup"))  # seat 0 made the faults
+    assert rows["a"]["faults"] == 3 and rows["a"]["fault_rate"] == pytest.approx(0.1)
+    assert rows["b"]["faults"] == 0
+    assert rows["a"]["mean_latency_ms"] == 1.0
+    assert data["bots"][0]["ordinal"] >= data["bots"][-1]["ordinal"]
+    assert "3 of 3 matches finished" in render(data)

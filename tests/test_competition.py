@@ -124,11 +124,15 @@ def test_event_through_the_lobby_survives_sigkill(tmp_path: Path) -> None:
     bots: list[subprocess.Popen[bytes]] = []
     try:
         # three bots in the lobby: nothing can start, and nobody is faulted for it
+        def launch(name: str) -> None:
+            log = tmp_path / f"{name}.log"
+            bots.append(start_bot(serve.target, BOTS[name], keys[name], name, log))
+
         for name in ("rand", "greedy", "rand2"):
-            bots.append(start_bot(serve.target, BOTS[name], keys[name], name, tmp_path / f"{name}.log"))  # fmt: skip
+            launch(name)
         time.sleep(2)
         assert all(m.state == "pending" for m in db.matches("cup"))
-        bots.append(start_bot(serve.target, BOTS["hostile"], keys["hostile"], "hostile", tmp_path / "hostile.log"))  # fmt: skip
+        launch("hostile")
 
         def midway() -> bool:
             states = [m.state for m in db.matches("cup")]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.competition.schedule import check_seating, round_robin
+from arena.competition.schedule import check_seating, round_robin, swiss_round
 from arena.competition.standings import render, standings
 from arena.competition.store import FINISHED, database_path, key_hash, open_store
 from arena.errors import ArenaError
@@ -88,3 +88,24 @@ def test_an_event_ends_with_its_last_match_and_is_rated(tmp_path: Path) -> None:
     assert rows["a"]["mean_latency_ms"] == 1.0
     assert data["bots"][0]["ordinal"] >= data["bots"][-1]["ordinal"]
     assert "3 of 3 matches finished" in render(data)
+
+
+def test_swiss_rounds_pair_by_ranking_and_the_event_waits_for_its_last(tmp_path: Path) -> None:
+    first = swiss_round(list("abcdefgh"), 1, seed=3)
+    assert len(first) == 4 and sorted(n for s, _ in first[::2] for n in s) == list("abcdefgh")
+    later = swiss_round(list("abcdefgh"), 2, duplicate=False)
+    assert later[0][0] == ("a", "b", "d", "c")  # 1st and 4th against 2nd and 3rd
+    with pytest.raises(ArenaError, match="multiple of 4"):
+        swiss_round(list("abcde"), 1)
+    store = open_store(tmp_path / "c.sqlite3")
+    for name in "abcd":
+        store.add_bot(name, "me")
+    settings = {"format": "swiss", "round": 1, "rounds": 2}
+    store.create_event("sw", "swiss", settings, swiss_round(list("abcd"), 1, duplicate=False))
+    store.mark_finished("sw", 0, FINISHED, "r", {"winner": 1})
+    assert store.event("sw").state == "running"  # a round is still to come
+    store.add_round("sw", 2, swiss_round(list("dcba"), 2, duplicate=False))
+    store.add_round("sw", 2, swiss_round(list("dcba"), 2, duplicate=False))  # idempotent
+    assert [m.index for m in store.matches("sw")] == [0, 1]
+    store.mark_finished("sw", 1, FINISHED, "r", {"winner": 0})
+    assert store.event("sw").state == FINISHED

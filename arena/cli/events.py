@@ -2,7 +2,8 @@
 
 ``arena events create NAME --bots a,b,c,d`` stores a round robin of partnerships (every
 two partnerships without a bot in common meet; with duplicate deals, the default, each
-meeting is played twice on one seed with the partnerships swapped). A running
+meeting is played twice on one seed with the partnerships swapped), or with ``--format
+swiss --rounds N`` N Swiss rounds, each paired by the standings so far. A running
 ``arena serve`` with the same database seats the bots from its lobby as they are free;
 the schedule and every result are in the database, so the event survives a restart.
 ``arena events standings NAME`` prints OpenSkill ratings, W/L/D per bot and per
@@ -17,7 +18,7 @@ import sys
 from typing import Any
 
 from arena.cli.competition_options import add_database_options, store_of
-from arena.competition.schedule import FORMATS, check_seating, round_robin
+from arena.competition.schedule import FORMATS, check_seating, round_robin, swiss_round
 from arena.competition.standings import render, standings
 from arena.errors import ArenaError
 from arena.referee import FaultPolicy, TimeControl
@@ -27,7 +28,7 @@ from arena.rules import RuleSet
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "events",
-        help="create competition events (round robin) and show their standings",
+        help="create competition events (round robin, Swiss) and show their standings",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -36,7 +37,12 @@ def register(sub: Any) -> None:
     c.add_argument("name", help="the event's name")
     c.add_argument("--bots", required=True, help="registered bots, comma-separated")
     c.add_argument("--format", choices=FORMATS, default="round-robin")
-    c.add_argument("--rounds", type=int, default=1, help="times each meeting is played")
+    c.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="round robin: times each meeting is played; Swiss: the number of rounds",
+    )
     c.add_argument("--no-duplicate", action="store_true", help="no swapped replay of a deal")
     c.add_argument("--deals", type=int, default=0, help="deals per match (0: until A)")
     c.add_argument(
@@ -116,17 +122,24 @@ def _create(store: Any, args: argparse.Namespace) -> None:
     RuleSet.from_mapping(rules)  # refuse a bad variant now, not at the first match
     time_control = TimeControl(args.decision_ms, args.bank_ms, args.grace_ms).to_dict()
     FaultPolicy.parse(args.policy, max_faults=args.max_faults)
-    matches = round_robin(bots, args.rounds, not args.no_duplicate, args.seed)
+    if args.format == "swiss":
+        matches = swiss_round(bots, 1, not args.no_duplicate, args.seed)
+    else:
+        matches = round_robin(bots, args.rounds, not args.no_duplicate, args.seed)
     settings = {
         "bots": bots,
         "rules": rules,
         "time_control": time_control,
         "policy": args.policy,
         "max_faults": args.max_faults,
+        "format": args.format,
+        "round": 1,
+        "seed": args.seed,
         "self_play": args.self_play,
         "connect_timeout": args.connect_timeout,
         "duplicate": not args.no_duplicate,
         "rounds": args.rounds,
     }
     store.create_event(args.name, args.format, settings, matches)
-    print(f"event {args.name}: {len(matches)} matches scheduled for {len(bots)} bots")
+    what = f"round 1 of {args.rounds}: " if args.format == "swiss" else ""
+    print(f"event {args.name}: {what}{len(matches)} matches scheduled for {len(bots)} bots")

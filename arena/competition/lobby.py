@@ -27,6 +27,8 @@ import structlog
 import trio
 
 from arena.competition.results import result_of_record
+from arena.competition.schedule import swiss_round
+from arena.competition.standings import standings
 from arena.competition.store import PENDING, RUNNING, EventMatch, Store
 from arena.errors import ArenaError
 from arena.referee import FaultPolicy, TimeControl
@@ -178,6 +180,8 @@ class Lobby:
             for name in set(seated.seats):
                 load[name] = load.get(name, 0) + 1
         for event in self.store.events(RUNNING):
+            if event.format == "swiss":
+                self._next_swiss_round(event.name, event.settings)
             for m in self.store.matches(event.name, PENDING):
                 names = set(m.seats)
                 if all(
@@ -189,6 +193,24 @@ class Lobby:
                     self._start(event.settings, m)
                     for n in names:
                         load[n] = load.get(n, 0) + 1
+
+    def _next_swiss_round(self, name: str, settings: dict[str, Any]) -> None:
+        """Pair the next Swiss round by the standings once the last one is over."""
+        matches = self.store.matches(name)
+        round_no = int(settings.get("round", 1))
+        if round_no >= int(settings.get("rounds", 1)) or any(
+            m.state in (PENDING, RUNNING) for m in matches
+        ):
+            return
+        ranking = [row["bot"] for row in standings(matches)["bots"]]
+        pairs = swiss_round(
+            ranking,
+            round_no + 1,
+            bool(settings.get("duplicate", True)),
+            int(settings.get("seed", 0)),
+        )
+        self.store.add_round(name, round_no + 1, pairs)
+        log.info("swiss_round_paired", event_name=name, round=round_no + 1, matches=len(pairs))
 
     def _start(self, settings: dict[str, Any], m: EventMatch) -> None:
         rules = RuleSet.from_mapping(settings.get("rules", {}))

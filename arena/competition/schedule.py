@@ -1,5 +1,10 @@
 """Event schedules (pure): which four bots play each match, with which seed.
 
+A Swiss event plays in rounds: before each round the bots are ranked by rating (round
+1: in a seeded random order), and each four consecutive bots make a table where the
+first and fourth partner against the second and third — so bots of a like strength
+meet, and each table's partnerships are as even as the ranking allows.
+
 A round robin of partnerships: every pair of bots is a partnership, and every two
 partnerships without a bot in common meet. With duplicate deals each meeting is played
 twice on the same seed, the second time with the partnerships swapped (moved one seat
@@ -16,7 +21,7 @@ from collections.abc import Sequence
 from arena.errors import ArenaError
 
 Seats = tuple[str, str, str, str]
-FORMATS = ("round-robin",)
+FORMATS = ("round-robin", "swiss")
 
 
 def round_robin(
@@ -55,3 +60,28 @@ def check_seating(bots: Sequence[str], self_play: bool) -> None:
             f"{', '.join(twice)} would take two seats of one match; give each bot once, "
             "or --self-play for a self-play event"
         )
+
+
+def swiss_round(
+    ranking: Sequence[str], round_no: int, duplicate: bool = True, seed: int = 0
+) -> list[tuple[Seats, int]]:
+    """One Swiss round over ``ranking`` (best first; round 1 shuffles it by ``seed``).
+
+    Raises:
+        ArenaError: the number of bots is not a multiple of 4.
+    """
+    if len(ranking) < 4 or len(ranking) % 4:
+        raise ArenaError("a Swiss event needs a multiple of 4 bots (4, 8, 12, ...)")
+    rng = random.Random(f"{seed}/{round_no}")
+    order = list(ranking)
+    if round_no == 1:
+        rng.shuffle(order)
+    matches: list[tuple[Seats, int]] = []
+    for t in range(0, len(order), 4):
+        b1, b2, b3, b4 = order[t : t + 4]
+        deal_seed = rng.randrange(2**63)
+        seats: Seats = (b1, b2, b4, b3)  # b1+b4 against b2+b3
+        matches.append((seats, deal_seed))
+        if duplicate:
+            matches.append(((seats[3], seats[0], seats[1], seats[2]), deal_seed))
+    return matches

@@ -295,8 +295,38 @@ class Store:
                 "SELECT COUNT(*) FROM event_matches WHERE event = ? AND state IN (?, ?)",
                 (event, PENDING, RUNNING),
             ).fetchone()[0]
-            if left == 0:
+            settings = json.loads(
+                db.execute("SELECT settings FROM events WHERE name = ?", (event,)).fetchone()[0]
+            )
+            more = int(settings.get("round", 1)) < int(settings.get("rounds", 1))
+            if left == 0 and not (settings.get("format") == "swiss" and more):
                 db.execute("UPDATE events SET state = ? WHERE name = ?", (FINISHED, event))
+
+    def add_round(
+        self, event: str, round_no: int, matches: Sequence[tuple[tuple[str, ...], int]]
+    ) -> None:
+        """Append a Swiss round's matches and move the event to that round, at once."""
+        with self._tx() as db:
+            settings = json.loads(
+                db.execute("SELECT settings FROM events WHERE name = ?", (event,)).fetchone()[0]
+            )
+            if int(settings.get("round", 1)) >= round_no:
+                return  # already added (a second scheduler pass)
+            settings["round"] = round_no
+            db.execute(
+                "UPDATE events SET settings = ? WHERE name = ?",
+                (json.dumps(settings, sort_keys=True), event),
+            )
+            start = db.execute(
+                "SELECT COUNT(*) FROM event_matches WHERE event = ?", (event,)
+            ).fetchone()[0]
+            db.executemany(
+                "INSERT INTO event_matches (event, idx, seats, seed, state) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (event, start + i, json.dumps(list(seats)), seed, PENDING)
+                    for i, (seats, seed) in enumerate(matches)
+                ],
+            )
 
 
 def open_store(path: Path) -> Store:

@@ -1,0 +1,168 @@
+"""The observation tensor: one seat's view of the table as a fixed-size ``float32`` vector.
+
+Built only from what the one redaction path hands a seat — its :class:`~arena.game.SeatView`
+and its redacted events (:func:`arena.game.seat_events`) — so an observation can hold no
+card the seat may not see. The same :class:`SeatMemory` and :func:`encode` serve the
+environment and a policy seated in the arena (``policy:module:function``), so a trained
+policy sees in a match exactly what it saw in training.
+
+Seats are *relative*: "seat r" in the tensor is the seat ``r`` places after the observer
+(0 itself, 1 the next to play after it, 2 its partner, 3 the one before it). Card planes
+are 54 counts indexed by ``Card.index`` (♠2…♠A, ♥, ♣, ♦, small joker, big joker). The
+layout, plane by plane, is :data:`LAYOUT` (docs/env.md prints it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from arena.game import BidMade, CardsPlayed, DealStarted, Event, SeatView
+from arena.rules import Card, RuleSet
+
+Obs = npt.NDArray[np.float32]
+
+_FACES: Final = 54
+LAYOUT: Final[tuple[tuple[str, int, str], ...]] = (
+    ("hand", _FACES, "cards in the observer's hand (counts)"),
+    ("chosen", _FACES, "cards chosen so far in the decision being answered"),
+    ("played", 4 * _FACES, "cards each relative seat has played this deal"),
+    ("trick", 4 * _FACES, "cards each relative seat has played in the trick in progress"),
+    ("revealed", 4 * _FACES, "cards each relative seat showed in a failed throw, still held"),
+    ("bids", 4 * _FACES, "cards each relative seat has shown as bids this deal"),
+    ("kitty", _FACES, "the kitty: the dealer's after pickup, everyone's once the deal ends"),
+    ("decision", 5, "one-hot: bid, bury, lead, follow, none (not this seat's turn)"),
+    ("phase", 4, "one-hot: bidding, burying, playing, over"),
+    ("trump", 6, "one-hot trump suit ♠ ♥ ♣ ♦ or no trump (zero before it is known), declared"),
+    ("level", 13, "one-hot rank played this deal (2…A)"),
+    ("levels", 26, "one-hot level of the observer's team, then of the other team"),
+    ("dealer", 5, "one-hot relative dealer seat, or unknown (first deal's bidding)"),
+    ("winning_bid", 5, "one-hot relative seat of the winning bid, or none"),
+    ("leader", 4, "one-hot relative seat that led the trick in progress"),
+    ("winning", 4, "one-hot relative seat winning the trick in progress"),
+    ("scalars", 12, "trick/hand size; attackers' points/total; throw and fault penalties/100; "
+     "points won by each relative seat/total; on the dealer's team; cards to choose/10; "
+     "chosen/10; deal/10"),
+    ("hand_sizes", 4, "cards held by each relative seat / cards dealt to a seat"),
+)
+"""(name, width, meaning) of each block of the observation, in order."""
+
+OFFSET: Final = {}
+_at = 0
+for _name, _width, _ in LAYOUT:
+    OFFSET[_name] = _at
+    _at += _width
+OBS_SIZE: Final = _at
+"""The observation's length (1,137)."""
+
+_KIND_SLOT: Final = {"bid": 0, "bury": 1, "lead": 2, "follow": 3, "none": 4}
+_PHASE_SLOT: Final = {"bidding": 0, "burying": 1, "playing": 2, "over": 3}
+_SUIT_SLOT: Final = {"S": 0, "H": 1, "C": 2, "D": 3}
+
+
+class SeatMemory:
+    """What one seat keeps between requests: the cards each seat has played this deal.
+
+    Fed with the seat's redacted events (a request's ``events``) in order.
+    """
+
+    __slots__ = ("played", "seat")
+
+    def __init__(self, seat: int) -> None:
+        self.seat = seat
+        self.played = np.zeros((4, _FACES), dtype=np.float32)
+
+    def absorb(self, events: Iterable[Event]) -> None:
+        played = self.played
+        for event in events:
+            if isinstance(event, CardsPlayed):
+                row = played[event.seat]
+                for card in event.cards:
+                    row[card.index] += 1
+            elif isinstance(event, DealStarted):
+                played.fill(0)
+
+
+def _cards(obs: Obs, at: int, cards: Iterable[Card]) -> None:
+    for card in cards:
+        obs[at + card.index] += 1
+
+
+def encode(
+    view: SeatView,
+    memory: SeatMemory,
+    rules: RuleSet,
+    kind: str = "none",
+    count: int = 0,
+    chosen: Sequence[Card] = (),
+) -> Obs:
+    """The observation of ``view``'s seat; ``kind`` names the decision it is answering
+    (``bid``, ``bury``, ``lead``, ``follow``, or ``none``), ``count`` how many cards the
+    answer must hold (0: free) and ``chosen`` what it has chosen so far."""
+    obs = np.zeros(OBS_SIZE, dtype=np.float32)
+    me = view.seat
+    rel = [(me + r) % 4 for r in range(4)]  # absolute seat of each relative seat
+    back = {s: r for r, s in enumerate(rel)}
+    _cards(obs, OFFSET["hand"], view.hand)
+    _cards(obs, OFFSET["chosen"], chosen)
+    at = OFFSET["played"]
+    for r, s in enumerate(rel):
+        obs[at + r * _FACES : at + (r + 1) * _FACES] = memory.played[s]
+    if view.current is not None:
+        at = OFFSET["trick"]
+        for s, cards in view.current.plays:
+            _cards(obs, at + back[s] * _FACES, cards)
+        obs[OFFSET["leader"] + back[view.current.leader]] = 1
+        if view.current.winner is not None:
+            obs[OFFSET["winning"] + back[view.current.winner]] = 1
+    at = OFFSET["revealed"]
+    for s, cards in enumerate(view.revealed):
+        _cards(obs, at + back[s] * _FACES, cards)
+    at = OFFSET["bids"]
+    for bid in view.bids:
+        row = at + back[bid.seat] * _FACES + bid.face.index
+        obs[row] = max(obs[row], len(bid.cards))
+    _cards(obs, OFFSET["kitty"], view.kitty)
+    obs[OFFSET["decision"] + _KIND_SLOT[kind]] = 1
+    obs[OFFSET["phase"] + _PHASE_SLOT[view.phase]] = 1
+    at = OFFSET["trump"]
+    if view.trump_declared:
+        obs[at + (_SUIT_SLOT[view.trump_suit] if view.trump_suit else 4)] = 1
+        obs[at + 5] = 1
+    obs[OFFSET["level"] + view.level - 2] = 1
+    obs[OFFSET["levels"] + view.levels[me % 2] - 2] = 1
+    obs[OFFSET["levels"] + 13 + view.levels[1 - me % 2] - 2] = 1
+    obs[OFFSET["dealer"] + (4 if view.dealer is None else back[view.dealer])] = 1
+    won = view.winning_bid
+    obs[OFFSET["winning_bid"] + (4 if won is None else back[won.seat])] = 1
+    total = 100.0 * rules.decks
+    at = OFFSET["scalars"]
+    obs[at] = view.trick / rules.hand_size
+    obs[at + 1] = view.attacker_points / total
+    obs[at + 2] = view.penalty_points / 100.0
+    obs[at + 3] = view.fault_penalty_points / 100.0
+    for r, s in enumerate(rel):
+        obs[at + 4 + r] = view.points_by_seat[s] / total
+    obs[at + 8] = float(view.dealer is not None and view.dealer % 2 == me % 2)
+    obs[at + 9] = count / 10.0
+    obs[at + 10] = len(chosen) / 10.0
+    obs[at + 11] = view.deal / 10.0
+    at = OFFSET["hand_sizes"]
+    for r, s in enumerate(rel):
+        obs[at + r] = view.hand_sizes[s] / rules.hand_size
+    return obs
+
+
+def with_chosen(base: Obs, chosen: Sequence[Card]) -> Obs:
+    """``base`` (encoded with nothing chosen) with ``chosen`` filled in: the cheap way to
+    observe each step of a many-card answer."""
+    obs = base.copy()
+    _cards(obs, OFFSET["chosen"], chosen)
+    obs[OFFSET["scalars"] + 10] = len(chosen) / 10.0
+    return obs
+
+
+__all__ = ["LAYOUT", "OBS_SIZE", "OFFSET", "Obs", "SeatMemory", "encode", "with_chosen"]

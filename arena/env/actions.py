@@ -60,7 +60,8 @@ class Choice:
     ``hand`` is the seat's hand; ``order`` the deal's card order (``None`` while bidding).
     """
 
-    __slots__ = ("_follows", "chosen", "decision", "hand", "kind", "left", "order")
+    __slots__ = ("_allowed", "_follows", "_rule", "chosen", "decision", "hand", "kind", "left",
+                 "order")
 
     def __init__(self, decision: Decision, hand: Sequence[Card], order: CardOrder | None) -> None:
         self.decision = decision
@@ -70,12 +71,16 @@ class Choice:
         self.chosen: list[Card] = []
         self.left: Counter[Card] = Counter(hand)  # the hand less the cards chosen
         self._follows: list[Counter[Card]] | None = None
+        self._rule = _RULES[self.kind]
+        self._allowed: tuple[list[int], bool] | None = None
 
     # -- the public verbs ----------------------------------------------------------------
 
     def allowed(self) -> tuple[list[int], bool]:
         """The card faces that may come next, and whether ``STOP`` may."""
-        return getattr(self, "_allowed_" + self.kind)()  # type: ignore[no-any-return]
+        if self._allowed is None:
+            self._allowed = self._rule(self)
+        return self._allowed
 
     def mask(self) -> list[int]:
         """The action mask: 1 for each of the :data:`ACTION_SIZE` actions allowed now."""
@@ -85,6 +90,11 @@ class Choice:
             out[face] = 1
         out[STOP] = int(stop)
         return out
+
+    def allowed_actions(self) -> list[int]:
+        """The allowed actions as a list (the mask's ones)."""
+        faces, stop = self.allowed()
+        return [*faces, STOP] if stop else list(faces)
 
     def take(self, action: int) -> Action | None:
         """Apply one action; returns the whole answer once it is complete, else ``None``.
@@ -102,6 +112,7 @@ class Choice:
         card = CARDS[action]
         self.chosen.append(card)
         self.left[card] -= 1
+        self._allowed = None
         faces, stop = self.allowed()
         if not faces:
             if not stop:  # pragma: no cover - a dead end the masks never lead to
@@ -165,6 +176,14 @@ class Choice:
         if self.order is None:  # pragma: no cover - plays come after trump is declared
             raise ValueError("no card order before trump is declared")
         return self.order
+
+
+_RULES: Final = {
+    "bid": Choice._allowed_bid,
+    "bury": Choice._allowed_bury,
+    "lead": Choice._allowed_lead,
+    "follow": Choice._allowed_follow,
+}
 
 
 def follows(lead: Action, hand: Sequence[Card], order: CardOrder) -> list[Counter[Card]]:

@@ -66,6 +66,7 @@ class TractorEnv(AECEnv[str, dict[str, Any], int | None]):
         self.action_spaces = {a: spaces.Discrete(ACTION_SIZE) for a in AGENTS}
         self._seeds = np.random.default_rng()
         self.seed_used = 0
+        self._rewarded = False
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
@@ -85,6 +86,7 @@ class TractorEnv(AECEnv[str, dict[str, Any], int | None]):
         self.terminations = dict.fromkeys(AGENTS, False)
         self.truncations = dict.fromkeys(AGENTS, False)
         self.infos = {a: {"decision": "none"} for a in AGENTS}
+        self._rewarded = False
         self._select()
 
     def observe(self, agent: str) -> dict[str, Any]:
@@ -101,10 +103,13 @@ class TractorEnv(AECEnv[str, dict[str, Any], int | None]):
         self._cumulative_rewards[agent] = 0.0
         table = self.table
         table.step(int(action))
-        self.rewards = {a: table.rewards[s] for s, a in enumerate(AGENTS)}
+        rewards = table.rewards
+        if rewards[0] or rewards[1] or self._rewarded:  # most steps reward nobody
+            self.rewards = dict(zip(AGENTS, rewards, strict=True))
+            self._rewarded = bool(rewards[0] or rewards[1])
+            self._accumulate_rewards()
         if table.finished:
             self.terminations = dict.fromkeys(AGENTS, True)
-        self._accumulate_rewards()
         self._select()
         if self.render_mode == "ansi":
             print(self.render())
@@ -122,13 +127,18 @@ class TractorEnv(AECEnv[str, dict[str, Any], int | None]):
 
     def _select(self) -> None:
         table = self.table
-        for a in AGENTS:
-            self.infos[a] = {"decision": "none"}
+        infos = self.infos
         if table.seat is None:  # over: each seat steps once more (None) to leave
+            for a in self.agents:
+                infos[a] = {"decision": "none"}
             self.agent_selection = self.agents[0] if self.agents else AGENTS[0]
             return
-        self.agent_selection = AGENTS[table.seat]
-        self.infos[self.agent_selection] = {"decision": table.kind}
+        previous = getattr(self, "agent_selection", None)
+        agent = self.agent_selection = AGENTS[table.seat]
+        if previous != agent and previous in infos:
+            infos[previous] = {"decision": "none"}
+        if infos[agent].get("decision") != table.kind:
+            infos[agent] = {"decision": table.kind}
 
 
 def env(**kwargs: Any) -> TractorEnv:

@@ -20,7 +20,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from arena.game import BidMade, CardsPlayed, DealStarted, Event, SeatView
+from arena.game import CardsPlayed, DealStarted, Event, SeatView
 from arena.rules import Card, RuleSet
 
 Obs = npt.NDArray[np.float32]
@@ -50,13 +50,20 @@ LAYOUT: Final[tuple[tuple[str, int, str], ...]] = (
 )
 """(name, width, meaning) of each block of the observation, in order."""
 
-OFFSET: Final = {}
+OFFSET: Final[dict[str, int]] = {}
 _at = 0
 for _name, _width, _ in LAYOUT:
     OFFSET[_name] = _at
     _at += _width
 OBS_SIZE: Final = _at
 """The observation's length (1,137)."""
+
+_HAND, _CHOSEN, _PLAYED, _TRICK = OFFSET["hand"], OFFSET["chosen"], OFFSET["played"], OFFSET["trick"]
+_REVEALED, _BIDS, _KITTY = OFFSET["revealed"], OFFSET["bids"], OFFSET["kitty"]
+_DECISION, _PHASE, _TRUMP, _LEVEL = OFFSET["decision"], OFFSET["phase"], OFFSET["trump"], OFFSET["level"]
+_LEVELS, _DEALER, _WINNING_BID = OFFSET["levels"], OFFSET["dealer"], OFFSET["winning_bid"]
+_LEADER, _WINNING, _SCALARS = OFFSET["leader"], OFFSET["winning"], OFFSET["scalars"]
+assert OFFSET["hand_sizes"] == _SCALARS + 12  # the scalars and hand sizes are filled together
 
 _KIND_SLOT: Final = {"bid": 0, "bury": 1, "lead": 2, "follow": 3, "none": 4}
 _PHASE_SLOT: Final = {"bidding": 0, "burying": 1, "playing": 2, "over": 3}
@@ -86,11 +93,6 @@ class SeatMemory:
                 played.fill(0)
 
 
-def _cards(obs: Obs, at: int, cards: Iterable[Card]) -> None:
-    for card in cards:
-        obs[at + card.index] += 1
-
-
 def encode(
     view: SeatView,
     memory: SeatMemory,
@@ -102,57 +104,67 @@ def encode(
     """The observation of ``view``'s seat; ``kind`` names the decision it is answering
     (``bid``, ``bury``, ``lead``, ``follow``, or ``none``), ``count`` how many cards the
     answer must hold (0: free) and ``chosen`` what it has chosen so far."""
-    obs = np.zeros(OBS_SIZE, dtype=np.float32)
     me = view.seat
     rel = [(me + r) % 4 for r in range(4)]  # absolute seat of each relative seat
-    back = {s: r for r, s in enumerate(rel)}
-    _cards(obs, OFFSET["hand"], view.hand)
-    _cards(obs, OFFSET["chosen"], chosen)
-    at = OFFSET["played"]
-    for r, s in enumerate(rel):
-        obs[at + r * _FACES : at + (r + 1) * _FACES] = memory.played[s]
-    if view.current is not None:
-        at = OFFSET["trick"]
-        for s, cards in view.current.plays:
-            _cards(obs, at + back[s] * _FACES, cards)
-        obs[OFFSET["leader"] + back[view.current.leader]] = 1
-        if view.current.winner is not None:
-            obs[OFFSET["winning"] + back[view.current.winner]] = 1
-    at = OFFSET["revealed"]
+    back = [(s - me) % 4 for s in range(4)]  # relative seat of each absolute seat
+    # every count and one-hot as an index to add 1 at: one bincount fills them all
+    at = _HAND
+    hits = [at + c.index for c in view.hand]
+    at = _CHOSEN
+    hits += [at + c.index for c in chosen]
+    current = view.current
+    if current is not None:
+        for s, cards in current.plays:
+            at = _TRICK + back[s] * _FACES
+            hits += [at + c.index for c in cards]
+        hits.append(_LEADER + back[current.leader])
+        if current.winner is not None:
+            hits.append(_WINNING + back[current.winner])
     for s, cards in enumerate(view.revealed):
-        _cards(obs, at + back[s] * _FACES, cards)
-    at = OFFSET["bids"]
+        if cards:
+            at = _REVEALED + back[s] * _FACES
+            hits += [at + c.index for c in cards]
+    shown: dict[int, int] = {}
     for bid in view.bids:
-        row = at + back[bid.seat] * _FACES + bid.face.index
-        obs[row] = max(obs[row], len(bid.cards))
-    _cards(obs, OFFSET["kitty"], view.kitty)
-    obs[OFFSET["decision"] + _KIND_SLOT[kind]] = 1
-    obs[OFFSET["phase"] + _PHASE_SLOT[view.phase]] = 1
-    at = OFFSET["trump"]
+        slot = _BIDS + back[bid.seat] * _FACES + bid.face.index
+        shown[slot] = max(shown.get(slot, 0), len(bid.cards))
+    for slot, n in shown.items():
+        hits += [slot] * n
+    at = _KITTY
+    hits += [at + c.index for c in view.kitty]
+    hits.append(_DECISION + _KIND_SLOT[kind])
+    hits.append(_PHASE + _PHASE_SLOT[view.phase])
     if view.trump_declared:
-        obs[at + (_SUIT_SLOT[view.trump_suit] if view.trump_suit else 4)] = 1
-        obs[at + 5] = 1
-    obs[OFFSET["level"] + view.level - 2] = 1
-    obs[OFFSET["levels"] + view.levels[me % 2] - 2] = 1
-    obs[OFFSET["levels"] + 13 + view.levels[1 - me % 2] - 2] = 1
-    obs[OFFSET["dealer"] + (4 if view.dealer is None else back[view.dealer])] = 1
+        hits.append(_TRUMP + (_SUIT_SLOT[view.trump_suit] if view.trump_suit else 4))
+        hits.append(_TRUMP + 5)
+    hits.append(_LEVEL + view.level - 2)
+    hits.append(_LEVELS + view.levels[me % 2] - 2)
+    hits.append(_LEVELS + 13 + view.levels[1 - me % 2] - 2)
+    hits.append(_DEALER + (4 if view.dealer is None else back[view.dealer]))
     won = view.winning_bid
-    obs[OFFSET["winning_bid"] + (4 if won is None else back[won.seat])] = 1
+    hits.append(_WINNING_BID + (4 if won is None else back[won.seat]))
+    obs = np.bincount(np.array(hits, dtype=np.intp), minlength=OBS_SIZE).astype(np.float32)
+    obs[_PLAYED : _PLAYED + 4 * _FACES] = memory.played[rel].ravel()
     total = 100.0 * rules.decks
-    at = OFFSET["scalars"]
-    obs[at] = view.trick / rules.hand_size
-    obs[at + 1] = view.attacker_points / total
-    obs[at + 2] = view.penalty_points / 100.0
-    obs[at + 3] = view.fault_penalty_points / 100.0
-    for r, s in enumerate(rel):
-        obs[at + 4 + r] = view.points_by_seat[s] / total
-    obs[at + 8] = float(view.dealer is not None and view.dealer % 2 == me % 2)
-    obs[at + 9] = count / 10.0
-    obs[at + 10] = len(chosen) / 10.0
-    obs[at + 11] = view.deal / 10.0
-    at = OFFSET["hand_sizes"]
-    for r, s in enumerate(rel):
-        obs[at + r] = view.hand_sizes[s] / rules.hand_size
+    by_seat, sizes, size = view.points_by_seat, view.hand_sizes, rules.hand_size
+    obs[_SCALARS : _SCALARS + 16] = (
+        view.trick / size,
+        view.attacker_points / total,
+        view.penalty_points / 100.0,
+        view.fault_penalty_points / 100.0,
+        by_seat[rel[0]] / total,
+        by_seat[rel[1]] / total,
+        by_seat[rel[2]] / total,
+        by_seat[rel[3]] / total,
+        float(view.dealer is not None and view.dealer % 2 == me % 2),
+        count / 10.0,
+        len(chosen) / 10.0,
+        view.deal / 10.0,
+        sizes[rel[0]] / size,
+        sizes[rel[1]] / size,
+        sizes[rel[2]] / size,
+        sizes[rel[3]] / size,
+    )
     return obs
 
 
@@ -160,8 +172,9 @@ def with_chosen(base: Obs, chosen: Sequence[Card]) -> Obs:
     """``base`` (encoded with nothing chosen) with ``chosen`` filled in: the cheap way to
     observe each step of a many-card answer."""
     obs = base.copy()
-    _cards(obs, OFFSET["chosen"], chosen)
-    obs[OFFSET["scalars"] + 10] = len(chosen) / 10.0
+    for card in chosen:
+        obs[_CHOSEN + card.index] += 1
+    obs[_SCALARS + 10] = len(chosen) / 10.0
     return obs
 
 

@@ -108,9 +108,10 @@ class Table:
         """``seat``'s observation and action mask (all zero when it is not its turn)."""
         if seat == self.seat and self.choice is not None and self._base is not None:
             if self._mask is None:
-                self._mask = np.array(self.choice.mask(), dtype=np.int8)
+                mask = self._mask = np.zeros(ACTION_SIZE, dtype=np.int8)
+                mask[self.choice.allowed_actions()] = 1
             chosen = self.choice.chosen
-            return (with_chosen(self._base, chosen) if chosen else self._base.copy()), self._mask
+            return (with_chosen(self._base, chosen) if chosen else self._base), self._mask
         memory = self.memory[seat]
         memory.absorb(e for _, e in self.feed.catch_up(seat))
         view = seat_view(self.match, seat)
@@ -164,6 +165,7 @@ class Table:
         self.choice = choice = Choice(decision, view.hand, order)
         self.seat, self.request, self.kind = decision.seat, request, choice.kind
         self._base = encode(view, memory, self.rules, choice.kind, decision.count)
+        self._base.flags.writeable = False  # handed out as is: nobody may change it
 
     def _score(self, events: Sequence[Event]) -> None:
         scheme, total = self.scheme, 100.0 * self.rules.decks

@@ -1,0 +1,217 @@
+"""arena.env: the PettingZoo API, exact masks, legal trajectories that replay as records,
+and observations that hold no hidden card (hypothesis, over seeds and rule variants).
+
+Skips, naming the packages, without the optional extra ``arena[env]``.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import math
+import random
+from collections import Counter
+from typing import Any
+
+import pytest
+
+pytest.importorskip("numpy", reason="numpy not installed: pip install 'arena[env]'")
+pytest.importorskip("gymnasium", reason="gymnasium not installed: pip install 'arena[env]'")
+pytest.importorskip("pettingzoo", reason="pettingzoo not installed: pip install 'arena[env]'")
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pettingzoo.test import api_test
+
+from arena.env import ACTION_SIZE, OBS_SIZE, STOP, Table, env, rules_for
+from arena.env.actions import Choice
+from arena.env.encoding import OFFSET
+from arena.game import (
+    Action,
+    CardsPlayed,
+    DealEnded,
+    DealStarted,
+    MatchMachine,
+    Phase,
+    TrickWon,
+    check_cards,
+)
+from arena.records import RecordHeader, RecordWriter, SeatRecord, parse_record, verify
+from arena.rules import CARDS, Card, check_follow, points
+from tests.test_game_properties import VARIANTS
+
+EXAMPLES = settings(max_examples=12, deadline=None)
+seeds = st.integers(min_value=0, max_value=2**63)
+variants = st.sampled_from(VARIANTS)
+
+
+@pytest.mark.parametrize("variant", [{}, {"decks": 3}, {"follow": "suit_only", "decks": 1}])
+def test_the_pettingzoo_api_test_passes(variant: dict[str, Any]) -> None:
+    api_test(env(deals=1, variants=variant), num_cycles=100)
+
+
+def test_reset_with_a_seed_replays_the_same_match() -> None:
+    def trajectory(seed: int) -> list[tuple[str, int, float]]:
+        e = env(deals=1)
+        e.reset(seed=seed)
+        rng = random.Random(1)
+        out = []
+        for agent in e.agent_iter():
+            obs, reward, done, cut, info = e.last()
+            action = None if done or cut else rng.choice(np.flatnonzero(obs["action_mask"]))
+            out.append((agent, -1 if action is None else int(action), reward))
+            e.step(action)
+        return out
+
+    assert trajectory(11) == trajectory(11)
+    assert trajectory(11) != trajectory(12)
+
+
+def test_the_first_deal_is_the_arenas_deal_of_that_seed() -> None:
+    table = Table(rules_for(deals=1))
+    table.reset(5)
+    assert table.match.decks[0] == MatchMachine(table.match.setup).decks[0]
+
+
+def test_a_masked_out_action_is_refused_and_changes_nothing() -> None:
+    table = Table(rules_for(deals=1))
+    table.reset(3)
+    assert table.seat is not None
+    obs, mask = table.observe(table.seat)
+    bad = int(np.flatnonzero(mask == 0)[0])
+    with pytest.raises(ValueError, match="masked out|not allowed"):
+        table.step(bad)
+    again, mask2 = table.observe(table.seat)
+    assert (again == obs).all() and (mask2 == mask).all()
+
+
+# -- random masked play, checked at every step ------------------------------------------------
+
+
+_LEGAL: list[tuple[Choice, set[tuple[Card, ...]]]] = []  # the decision last judged
+
+
+def brute_mask(choice: Choice) -> set[int] | None:
+    """The allowed next cards of a follow, by judging every follow the hand could make
+    (when there are at most 3,000 of them)."""
+    decision = choice.decision
+    if choice.kind != "follow" or choice.order is None:
+        return None
+    n = len(decision.lead)
+    legal = _LEGAL[0][1] if _LEGAL and _LEGAL[0][0] is choice else None
+    if legal is None:
+        hand = sorted(choice.hand, key=lambda c: c.index)
+        if math.comb(len(hand), n) > 3000:
+            return None
+        combos = set(itertools.combinations(hand, n))
+        legal = {
+            combo for combo in combos if check_follow(decision.lead, choice.hand, combo, choice.order)
+        }
+        _LEGAL[:] = [(choice, legal)]
+    chosen = Counter(choice.chosen)
+    out = set()
+    for combo in legal:
+        have = Counter(combo)
+        if all(have[c] >= k for c, k in chosen.items()):
+            out.update(c.index for c, k in have.items() if k > chosen[c])
+    return out
+
+
+def check_observation(table: Table, seat: int, obs: Any) -> None:
+    """Every card plane equals the truth the seat may know: no hidden card, nothing missed."""
+    deal, match = table.match.deal, table.match
+
+    def plane(name: str, rel: int = 0) -> Counter[Card]:
+        at = OFFSET[name] + rel * 54
+        return Counter({CARDS[i]: int(obs[at + i]) for i in range(54) if obs[at + i]})
+
+    assert obs.shape == (OBS_SIZE,)
+    assert plane("hand") == Counter(deal.hands[seat])
+    may_see = deal.phase is Phase.OVER or (seat == deal.dealer and deal.phase is not Phase.BIDDING)
+    assert plane("kitty") == (Counter(deal.kitty) if may_see else Counter())
+    start = max(i for i, e in enumerate(match.events) if isinstance(e, DealStarted))
+    played: list[Counter[Card]] = [Counter(), Counter(), Counter(), Counter()]
+    for event in match.events[start:]:
+        if isinstance(event, CardsPlayed):
+            played[event.seat].update(event.cards)
+    for rel in range(4):
+        other = (seat + rel) % 4
+        assert plane("played", rel) == played[other]
+        assert plane("revealed", rel) == Counter(deal.revealed[other])
+        bids: Counter[Card] = Counter()
+        for bid in deal.bids:
+            if bid.seat == other:
+                bids[bid.face] = max(bids[bid.face], len(bid.cards))
+        assert plane("bids", rel) == bids
+        trick = Counter(c for s, cards in deal.plays for c in cards if s == other)
+        assert plane("trick", rel) == (trick if deal.phase is Phase.PLAYING else Counter())
+
+
+class _Kept(io.BytesIO):
+    """An in-memory record file that keeps its bytes when the writer closes it."""
+
+    def close(self) -> None:
+        return None
+
+
+def play(
+    seed: int, variant: dict[str, Any], deals: int = 1, observe_all: bool = False
+) -> tuple[Table, list[tuple[int, Action]], bytes]:
+    """Random masked actions to the end, every mask and answer checked; the record bytes."""
+    rules = rules_for(variant, deals)
+    table = Table(rules)
+    out = _Kept()
+    seats = [SeatRecord(f"env{s}", "arena.env") for s in range(4)]
+    header = RecordHeader("env-test", rules, seed, tuple(seats))
+    writer = RecordWriter(out, header)
+    table.reset(seed, recorder=writer)
+    rng = random.Random(seed)
+    answers: list[tuple[int, Action]] = []
+    trick_points = 0
+    while table.seat is not None:
+        seat, choice = table.seat, table.choice
+        assert choice is not None
+        obs, mask = table.observe(seat)
+        assert mask.shape == (ACTION_SIZE,) and mask.any()
+        expected = brute_mask(choice)
+        if expected is not None:
+            assert set(np.flatnonzero(mask[:STOP])) == expected
+        if observe_all:
+            for s in range(4):
+                check_observation(table, s, obs if s == seat else table.observe(s)[0])
+        action = rng.choice(np.flatnonzero(mask).tolist())
+        done = table.step(action)  # the machine refuses an illegal answer (IllegalPlay)
+        if done is not None:
+            answers.append((seat, done))
+            if not table.finished:
+                assert check_cards(table.match.deal) is None
+    for event in table.match.events:
+        if isinstance(event, TrickWon):
+            trick_points += event.points
+        elif isinstance(event, DealEnded):
+            assert trick_points + points(event.kitty) == 100 * rules.decks
+            trick_points = 0
+    return table, answers, out.getvalue()
+
+
+@EXAMPLES
+@given(seed=seeds, variant=variants)
+def test_random_masked_play_is_legal_and_replays_as_a_verified_record(
+    seed: int, variant: dict[str, Any]
+) -> None:
+    table, answers, record = play(seed, variant)
+    assert table.finished
+    judge = MatchMachine(table.match.setup)  # the judge, fed the env's answers afresh
+    for seat, action in answers:
+        assert judge.check(seat, action).legal
+        judge.answer(seat, action)
+    assert judge.result == table.match.result
+    result = verify(parse_record(record))
+    assert result.ok, str(result)
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=seeds, variant=variants)
+def test_no_observation_holds_a_hidden_card(seed: int, variant: dict[str, Any]) -> None:
+    play(seed, variant, observe_all=True)

@@ -1,0 +1,138 @@
+"""arena.env speed: environment steps/s with random masked actions beside ``arena
+selfplay``'s decisions/s, side by side in one run (one core).
+
+    .venv/bin/python bench/env.py [--matches 12] [--deals 4] [--rounds 3] [--processes 2]
+
+Each round plays the same seeds through: ``play_match`` with four random bots (what
+``arena selfplay`` runs; its checks on, its default, and off), the PettingZoo AEC
+environment (``env.last()`` then ``env.step``, a uniformly random allowed action), the
+bare :class:`~arena.env.Table`, and a :class:`~arena.env.vector.VectorTable` of 16 tables
+choosing in one numpy call. Rounds alternate so machine noise hits all alike; the best
+round of each is reported, with the ratio to self-play. A step is one card choice; a
+decision is one whole answer (a step count ≥ the decision count).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import multiprocessing
+import random
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from arena.bots import make_bot
+from arena.env import Table, env, rules_for
+from arena.env.vector import VectorTable
+from arena.game import MatchSetup, SelfplayStats, play_match
+from arena.rules import RuleSet
+
+Run = Callable[[RuleSet, range], tuple[int, int]]  # -> (steps, decisions)
+
+
+def selfplay(check: bool) -> Run:
+    def run(rules: RuleSet, seeds: range) -> tuple[int, int]:
+        stats = SelfplayStats()
+        for seed in seeds:
+            bots = [make_bot("random", seed * 4 + i) for i in range(4)]
+            play_match(MatchSetup(rules, seed), bots, stats=stats, check=check)
+        return stats.decisions, stats.decisions
+
+    return run
+
+
+def aec(rules: RuleSet, seeds: range) -> tuple[int, int]:
+    e = env(variants=rules.changes())
+    rng = random.Random(0)
+    steps = decisions = 0
+    for seed in seeds:
+        e.reset(seed=seed)
+        for _ in e.agent_iter():
+            obs, _, done, cut, _ = e.last()
+            e.step(None if done or cut else rng.choice(np.flatnonzero(obs["action_mask"]).tolist()))
+        steps, decisions = steps + e.table.steps, decisions + e.table.decisions
+    return steps, decisions
+
+
+def table(rules: RuleSet, seeds: range) -> tuple[int, int]:
+    t = Table(rules)
+    rng = random.Random(0)
+    steps = decisions = 0
+    for seed in seeds:
+        t.reset(seed)
+        while t.seat is not None:
+            _, mask = t.observe(t.seat)
+            t.step(rng.choice(np.flatnonzero(mask).tolist()))
+        steps, decisions = steps + t.steps, decisions + t.decisions
+    return steps, decisions
+
+
+def vector(rules: RuleSet, seeds: range, n: int = 16) -> tuple[int, int]:
+    v = VectorTable(n, rules, seed=seeds.start)
+    rng = np.random.default_rng(0)
+    while v.matches < len(seeds):
+        _, masks, _ = v.observe()
+        v.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+    return v.steps, v.decisions
+
+
+def _vector_job(args: tuple[dict[str, object], int, int]) -> int:
+    variants, first, matches = args
+    return vector(rules_for(variants), range(first, first + matches))[0]
+
+
+def across(processes: int, rules: RuleSet, seeds: range) -> tuple[float, int]:
+    """Vector tables in ``processes`` processes at once: (seconds, steps)."""
+    share = max(1, len(seeds) // processes)
+    work = [(rules.changes(), seeds.start + i * share, share) for i in range(processes)]
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(processes, mp_context=context) as pool:
+        list(pool.map(_vector_job, [(w[0], w[1], 1) for w in work]))  # warm the workers
+        started = time.perf_counter()
+        steps = sum(pool.map(_vector_job, work))
+    return time.perf_counter() - started, steps
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--matches", type=int, default=12, help="matches per runner per round")
+    parser.add_argument("--deals", type=int, default=4, help="deals per match")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds")
+    parser.add_argument("--processes", type=int, default=2, help="vector runner processes")
+    args = parser.parse_args(argv)
+    rules = rules_for(deals=args.deals)
+    seeds = range(args.matches)
+    runners: dict[str, Run] = {
+        "arena selfplay, random x4 (checks on)": selfplay(True),
+        "arena selfplay, random x4 (checks off)": selfplay(False),
+        "arena.env AEC, random masked": aec,
+        "arena.env Table, random masked": table,
+        "arena.env VectorTable(16), random masked": vector,
+    }
+    best: dict[str, tuple[float, float]] = {}
+    for _ in range(args.rounds):
+        for name, run in runners.items():
+            started = time.perf_counter()
+            steps, decisions = run(rules, seeds)
+            seconds = time.perf_counter() - started
+            rate = (steps / seconds, decisions / seconds)
+            best[name] = max(best.get(name, rate), rate)
+    print(f"{args.matches} matches of {args.deals} deals (seeds 0..{args.matches - 1}), "
+          f"best of {args.rounds} alternating rounds, one core")  # fmt: skip
+    base_on = best["arena selfplay, random x4 (checks on)"][1]
+    base_off = best["arena selfplay, random x4 (checks off)"][1]
+    print(f"{'runner':<42}{'steps/s':>10}{'decisions/s':>13}{'vs on':>8}{'vs off':>8}")
+    for name, (steps, decisions) in best.items():
+        print(f"{name:<42}{steps:>10,.0f}{decisions:>13,.0f}"
+              f"{steps / base_on:>8.0%}{steps / base_off:>8.0%}")  # fmt: skip
+    if args.processes > 1:
+        seconds, steps = across(args.processes, rules, range(args.matches * args.processes))
+        print(f"VectorTable(16) in {args.processes} processes: {steps / seconds:,.0f} steps/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

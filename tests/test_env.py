@@ -58,7 +58,7 @@ def test_reset_with_a_seed_replays_the_same_match() -> None:
         rng = random.Random(1)
         out = []
         for agent in e.agent_iter():
-            obs, reward, done, cut, info = e.last()
+            obs, reward, done, cut, _ = e.last()
             action = None if done or cut else rng.choice(np.flatnonzero(obs["action_mask"]))
             out.append((agent, -1 if action is None else int(action), reward))
             e.step(action)
@@ -80,7 +80,7 @@ def test_a_masked_out_action_is_refused_and_changes_nothing() -> None:
     assert table.seat is not None
     obs, mask = table.observe(table.seat)
     bad = int(np.flatnonzero(mask == 0)[0])
-    with pytest.raises(ValueError, match="masked out|not allowed"):
+    with pytest.raises(ValueError, match=r"masked out|not allowed"):
         table.step(bad)
     again, mask2 = table.observe(table.seat)
     assert (again == obs).all() and (mask2 == mask).all()
@@ -106,7 +106,9 @@ def brute_mask(choice: Choice) -> set[int] | None:
             return None
         combos = set(itertools.combinations(hand, n))
         legal = {
-            combo for combo in combos if check_follow(decision.lead, choice.hand, combo, choice.order)
+            combo
+            for combo in combos
+            if check_follow(decision.lead, choice.hand, combo, choice.order)
         }
         _LEGAL[:] = [(choice, legal)]
     chosen = Counter(choice.chosen)

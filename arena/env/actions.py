@@ -51,7 +51,7 @@ KINDS: Final = ("bid", "bury", "lead", "follow")
 def kind_name(decision: Decision) -> str:
     if decision.kind is Kind.PLAY:
         return "follow" if decision.lead else "lead"
-    return decision.kind.value
+    return str(decision.kind.value)
 
 
 class Choice:
@@ -60,8 +60,17 @@ class Choice:
     ``hand`` is the seat's hand; ``order`` the deal's card order (``None`` while bidding).
     """
 
-    __slots__ = ("_allowed", "_follows", "_rule", "chosen", "decision", "hand", "kind", "left",
-                 "order")
+    __slots__ = (
+        "_allowed",
+        "_follows",
+        "_rule",
+        "chosen",
+        "decision",
+        "hand",
+        "kind",
+        "left",
+        "order",
+    )
 
     def __init__(self, decision: Decision, hand: Sequence[Card], order: CardOrder | None) -> None:
         self.decision = decision
@@ -201,12 +210,12 @@ def follows(lead: Action, hand: Sequence[Card], order: CardOrder) -> list[Counte
         slots3 = sum(u.length for u in units if u.width == 3)
         slots2 = sum(u.length for u in units if u.width == 2)
         need3 = min(sum(1 for k in known.values() if k >= 3), slots3)
-        need2 = need3 + min(sum(1 for k in known.values() if k >= 2) - need3, slots2 + slots3 - need3)
+        need2 = need3 + min(
+            sum(1 for k in known.values() if k >= 2) - need3, slots2 + slots3 - need3
+        )
     lane = order.lane
     led = lane[lead[0].index]
-    faces = sorted(
-        Counter(c for c in hand if lane[c.index] == led).items(), key=lambda fk: -fk[1]
-    )
+    faces = sorted(Counter(c for c in hand if lane[c.index] == led).items(), key=lambda fk: -fk[1])
     n = len(lead)
     out: list[Counter[Card]] = []
     picked: list[tuple[Card, int]] = []

@@ -16,7 +16,7 @@ parallel form would only add no-op actions for the waiting seats.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -39,10 +39,14 @@ def rules_for(variants: Mapping[str, Any] | None = None, deals: int | None = Non
     return RuleSet.from_mapping(values)
 
 
-class TractorEnv(AECEnv[str, dict[str, Any], int | None]):
+class TractorEnv(AECEnv[str, dict[str, Any], int | None]):  # type: ignore[misc]
     """Tractor under arena's exact rules, one card choice per step (see the module doc)."""
 
-    metadata = {"name": "arena_tractor_v0", "render_modes": ["ansi"], "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "arena_tractor_v0",
+        "render_modes": ["ansi"],
+        "is_parallelizable": False,
+    }
 
     def __init__(
         self,

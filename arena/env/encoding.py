@@ -43,9 +43,13 @@ LAYOUT: Final[tuple[tuple[str, int, str], ...]] = (
     ("winning_bid", 5, "one-hot relative seat of the winning bid, or none"),
     ("leader", 4, "one-hot relative seat that led the trick in progress"),
     ("winning", 4, "one-hot relative seat winning the trick in progress"),
-    ("scalars", 12, "trick/hand size; attackers' points/total; throw and fault penalties/100; "
-     "points won by each relative seat/total; on the dealer's team; cards to choose/10; "
-     "chosen/10; deal/10"),
+    (
+        "scalars",
+        12,
+        "trick/hand size; attackers' points/total; throw and fault penalties/100; "
+        "points won by each relative seat/total; on the dealer's team; cards to choose/10; "
+        "chosen/10; deal/10",
+    ),
     ("hand_sizes", 4, "cards held by each relative seat / cards dealt to a seat"),
 )
 """(name, width, meaning) of each block of the observation, in order."""
@@ -58,9 +62,19 @@ for _name, _width, _ in LAYOUT:
 OBS_SIZE: Final = _at
 """The observation's length (1,137)."""
 
-_HAND, _CHOSEN, _PLAYED, _TRICK = OFFSET["hand"], OFFSET["chosen"], OFFSET["played"], OFFSET["trick"]
+_HAND, _CHOSEN, _PLAYED, _TRICK = (
+    OFFSET["hand"],
+    OFFSET["chosen"],
+    OFFSET["played"],
+    OFFSET["trick"],
+)
 _REVEALED, _BIDS, _KITTY = OFFSET["revealed"], OFFSET["bids"], OFFSET["kitty"]
-_DECISION, _PHASE, _TRUMP, _LEVEL = OFFSET["decision"], OFFSET["phase"], OFFSET["trump"], OFFSET["level"]
+_DECISION, _PHASE, _TRUMP, _LEVEL = (
+    OFFSET["decision"],
+    OFFSET["phase"],
+    OFFSET["trump"],
+    OFFSET["level"],
+)
 _LEVELS, _DEALER, _WINNING_BID = OFFSET["levels"], OFFSET["dealer"], OFFSET["winning_bid"]
 _LEADER, _WINNING, _SCALARS = OFFSET["leader"], OFFSET["winning"], OFFSET["scalars"]
 assert OFFSET["hand_sizes"] == _SCALARS + 12  # the scalars and hand sizes are filled together

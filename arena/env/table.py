@@ -150,7 +150,13 @@ class Table:
         self._mask = None
         pending = self.match.pending()
         if not pending:
-            self.seat, self.choice, self.request, self._base, self.kind = None, None, None, None, "none"
+            self.seat, self.choice, self.request, self._base, self.kind = (
+                None,
+                None,
+                None,
+                None,
+                "none",
+            )
             if self._record is not None and self._recorder is not None and self.match.result:
                 self._record.flush()
                 self._recorder.close(self.match.result, [])

@@ -42,7 +42,9 @@ class VectorTable:
         table.reset(self.next_seed)
         self.next_seed += 1
 
-    def observe(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8], npt.NDArray[np.int64]]:
+    def observe(
+        self,
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8], npt.NDArray[np.int64]]:
         """Each table's acting seat, its observation and its action mask (rows by table)."""
         for i, table in enumerate(self.tables):
             seat = table.seat
@@ -51,9 +53,7 @@ class VectorTable:
             self.obs[i], self.masks[i] = table.observe(seat)
         return self.obs, self.masks, self.seats
 
-    def step(
-        self, actions: npt.ArrayLike
-    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+    def step(self, actions: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
         """Apply one action per table. Returns this step's rewards by table and *absolute*
         seat (``[n, 4]``) and which tables finished a match (and started the next)."""
         acts = np.asarray(actions).reshape(-1)

@@ -213,7 +213,18 @@ def test_random_masked_play_is_legal_and_replays_as_a_verified_record(
     assert result.ok, str(result)
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=4, deadline=None)
 @given(seed=seeds, variant=variants)
 def test_no_observation_holds_a_hidden_card(seed: int, variant: dict[str, Any]) -> None:
     play(seed, variant, observe_all=True)
+
+
+def test_docs_show_the_observation_layout_as_built() -> None:
+    from pathlib import Path
+
+    from arena.env import LAYOUT
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "env.md").read_text()
+    for name, width, meaning in LAYOUT:
+        assert f"| `{name}` | {OFFSET[name]} | {width} | {meaning} |" in text
+    assert f"float32[{OBS_SIZE}]" in text

@@ -45,7 +45,7 @@ def run_batch(tmp_path: Path, bots: list[str], *extra: str) -> dict:
         args += ["--bot", bot]
     assert main(args) == 0
     summary: dict = json.loads((out / "summary.json").read_text())
-    for path in sorted(out.glob("*.jsonl")):
+    for path in sorted(out.glob("match-*.jsonl")):
         assert verify(read_record(path)).ok
     return summary
 

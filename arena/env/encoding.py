@@ -60,7 +60,7 @@ for _name, _width, _ in LAYOUT:
     OFFSET[_name] = _at
     _at += _width
 OBS_SIZE: Final = _at
-"""The observation's length (1,137)."""
+"""The observation's length (1,114)."""
 
 _HAND, _CHOSEN, _PLAYED, _TRICK = (
     OFFSET["hand"],

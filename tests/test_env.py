@@ -24,9 +24,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pettingzoo.test import api_test
 
-from arena.env import ACTION_SIZE, OBS_SIZE, STOP, Table, env, rules_for
+from arena.env import ACTION_SIZE, OBS_SIZE, STOP, Rewards, Table, env, rules_for
 from arena.env.actions import Choice
 from arena.env.encoding import OFFSET
+from arena.env.vector import VectorTable
 from arena.game import (
     Action,
     CardsPlayed,
@@ -228,3 +229,42 @@ def test_docs_show_the_observation_layout_as_built() -> None:
     for name, width, meaning in LAYOUT:
         assert f"| `{name}` | {OFFSET[name]} | {width} | {meaning} |" in text
     assert f"float32[{OBS_SIZE}]" in text
+
+
+def test_rewards_are_zero_sum_and_add_up_to_the_levels_won() -> None:
+    table = Table(rules_for(deals=2), Rewards(deal=1.0, match=1.0, points=0.5))
+    table.reset(4)
+    rng = random.Random(4)
+    total = [0.0, 0.0, 0.0, 0.0]
+    while table.seat is not None:
+        _, mask = table.observe(table.seat)
+        table.step(rng.choice(np.flatnonzero(mask).tolist()))
+        r = table.rewards
+        assert r[0] == r[2] and r[1] == r[3] and r[0] == -r[1]
+        total = [t + x for t, x in zip(total, r, strict=True)]
+    expected = 0.0  # team 0's levels won less team 1's, the match, the trick points
+    for event in table.match.events:
+        if isinstance(event, DealEnded):
+            winner = event.dealer % 2 if event.winner == "dealer" else 1 - event.dealer % 2
+            expected += event.levels_gained * (1 if winner == 0 else -1)
+        elif isinstance(event, TrickWon):
+            expected += 0.5 * event.points / 200 * (1 if event.winner % 2 == 0 else -1)
+    result = table.match.result
+    assert result is not None
+    expected += 0 if result.winner is None else (1 if result.winner == 0 else -1)
+    assert total[0] == pytest.approx(expected)
+
+
+def test_the_vector_runner_steps_many_matches_and_restarts_them() -> None:
+    vec = VectorTable(3, rules_for(deals=1), seed=100)
+    rng = np.random.default_rng(0)
+    finished = 0
+    while vec.matches < 4:
+        obs, masks, seats = vec.observe()
+        assert obs.shape == (3, OBS_SIZE) and masks.shape == (3, ACTION_SIZE)
+        assert masks.any(axis=1).all() and ((seats >= 0) & (seats < 4)).all()
+        rewards, done = vec.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+        assert rewards.shape == (3, 4) and (rewards[:, 0] == -rewards[:, 1]).all()
+        finished += int(done.sum())
+    assert finished == vec.matches and vec.next_seed == 100 + 3 + vec.matches
+    assert vec.decisions <= vec.steps

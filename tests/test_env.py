@@ -268,3 +268,15 @@ def test_the_vector_runner_steps_many_matches_and_restarts_them() -> None:
         finished += int(done.sum())
     assert finished == vec.matches and vec.next_seed == 100 + 3 + vec.matches
     assert vec.decisions <= vec.steps
+
+
+def test_the_env_stays_off_trio_and_grpc() -> None:
+    import ast
+    from pathlib import Path
+
+    from tests.test_purity import ARENA, imported
+
+    for path in sorted((ARENA / "env").glob("*.py")):
+        names = imported(ast.parse(path.read_text(encoding="utf-8")))
+        bad = names & {"trio", "grpc", "asyncio", "socket", "structlog", "threading"}
+        assert not bad, f"{path.name} imports {', '.join(sorted(bad))}"

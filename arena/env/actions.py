@@ -160,14 +160,16 @@ class Choice:
         order = self._order()
         lane = order.lane
         led = lane[lead[0].index]
-        suited = sum(1 for c in self.hand if lane[c.index] == led)
         left = self._in_hand()
+        if n == 1:  # the common case: a card of the led suit if there is one, else any
+            return [i for i in left if lane[i] == led] or left, False
+        suited = sum(1 for c in self.hand if lane[c.index] == led)
         if suited <= n:  # all the led suit, then anything
             others = sum(1 for c in self.chosen if lane[c.index] != led)
             if others < n - suited:
                 return left, False
             return [i for i in left if lane[i] == led], False
-        if n == 1 or order.rules.follow is FollowRule.SUIT_ONLY:
+        if order.rules.follow is FollowRule.SUIT_ONLY:
             return [i for i in left if lane[i] == led], False
         if self._follows is None:
             self._follows = follows(lead, self.hand, order)

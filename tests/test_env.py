@@ -280,3 +280,16 @@ def test_the_env_stays_off_trio_and_grpc() -> None:
         names = imported(ast.parse(path.read_text(encoding="utf-8")))
         bad = names & {"trio", "grpc", "asyncio", "socket", "structlog", "threading"}
         assert not bad, f"{path.name} imports {', '.join(sorted(bad))}"
+
+
+def test_resets_without_a_seed_follow_from_the_last_seed() -> None:
+    def seeds() -> list[int]:
+        e = env(deals=1)
+        e.reset(seed=9)
+        out = [e.seed_used]
+        for _ in range(3):
+            e.reset()
+            out.append(e.seed_used)
+        return out
+
+    assert seeds() == seeds() and seeds()[0] == 9 and len(set(seeds())) == 4

@@ -79,9 +79,13 @@ class TractorEnv(AECEnv[str, dict[str, Any], int | None]):  # type: ignore[misc]
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start match ``seed`` (a fresh random match seed when ``None``)."""
+        """Start match ``seed``. Without one, the next match seed is drawn from a generator
+        that the last ``reset(seed=...)`` seeded (fresh entropy before any), so a run of
+        resets is reproducible from its first seed."""
         if seed is None:
             seed = int(self._seeds.integers(0, 2**63))
+        else:
+            self._seeds = np.random.default_rng(seed)
         self.seed_used = seed
         self.table.reset(seed)
         self.agents = list(AGENTS)

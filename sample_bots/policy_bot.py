@@ -86,14 +86,19 @@ def events_from_pb(events: list[pb.Event]) -> list[Event]:
     return out
 
 
-def decide(request: pb.Request, table: Table, bot: PolicyBot) -> list:
-    view = view_from_pb(request.view)
+def decision_from_pb(request: pb.Request, view: SeatView) -> Decision:
+    """The decision the wire request asks for, as the referee's :class:`Decision`."""
     kind = _KINDS[request.kind]
     options = tuple(tuple(cards(b.cards)) for b in request.legal_bids)
-    lead = ()
+    lead: tuple = ()
     if kind is Kind.PLAY and view.current is not None and view.current.plays:
         lead = view.current.plays[0][1]
-    decision = Decision(view.seat, kind, count=request.count, options=options, lead=lead)
+    return Decision(view.seat, kind, count=request.count, options=options, lead=lead)
+
+
+def decide(request: pb.Request, table: Table, bot: PolicyBot) -> list:
+    view = view_from_pb(request.view)
+    decision = decision_from_pb(request, view)
     order = table.order(request.view) if view.trump_declared else None
     return list(bot.answer(decision, view, events_from_pb(request.events), table.rules, order))
 

@@ -6,11 +6,13 @@ Skips, naming the packages, without the optional extra ``arena[env]``.
 
 from __future__ import annotations
 
+import ast
 import io
 import itertools
 import math
 import random
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pettingzoo.test import api_test
 
-from arena.env import ACTION_SIZE, OBS_SIZE, STOP, Rewards, Table, env, rules_for
+from arena.env import ACTION_SIZE, LAYOUT, OBS_SIZE, STOP, Rewards, Table, env, rules_for
 from arena.env.actions import Choice
 from arena.env.encoding import OFFSET
 from arena.env.vector import VectorTable
@@ -221,10 +223,6 @@ def test_no_observation_holds_a_hidden_card(seed: int, variant: dict[str, Any]) 
 
 
 def test_docs_show_the_observation_layout_as_built() -> None:
-    from pathlib import Path
-
-    from arena.env import LAYOUT
-
     text = (Path(__file__).resolve().parent.parent / "docs" / "env.md").read_text()
     for name, width, meaning in LAYOUT:
         assert f"| `{name}` | {OFFSET[name]} | {width} | {meaning} |" in text
@@ -271,9 +269,6 @@ def test_the_vector_runner_steps_many_matches_and_restarts_them() -> None:
 
 
 def test_the_env_stays_off_trio_and_grpc() -> None:
-    import ast
-    from pathlib import Path
-
     from tests.test_purity import ARENA, imported
 
     for path in sorted((ARENA / "env").glob("*.py")):

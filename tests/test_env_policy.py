@@ -74,3 +74,53 @@ def test_a_missing_policy_is_refused_before_the_match(capsys: pytest.CaptureFixt
     bots = ["policy:no_such_module:act"] + ["builtin:random"] * 3
     assert main(["match", *[a for b in bots for a in ("--bot", b)]]) == 2
     assert "no_such_module" in capsys.readouterr().err
+
+
+def test_over_the_wire_a_policy_sees_the_same_encoding() -> None:
+    """Every request of a match, sent through the wire conversion and read back by
+    ``sample_bots/policy_bot.py``, encodes to the same observation and decision."""
+    sys.path.insert(0, str(ROOT / "sample_bots"))
+    try:
+        import policy_bot  # the gRPC adapter, imported as its script runs it
+    finally:
+        sys.path.remove(str(ROOT / "sample_bots"))
+    from botkit import Table as WireTable
+
+    from arena.env.encoding import SeatMemory, encode
+    from arena.env.policy import _order
+    from arena.game import Request, play_match
+    from arena.server.convert import request_to_pb
+
+    class Compare:
+        name = "compare"
+
+        def __init__(self, inner: PolicyBot) -> None:
+            self.inner = inner
+            self.direct: SeatMemory | None = None
+            self.wire: SeatMemory | None = None
+            self.checked = 0
+
+        def decide(self, request: Request) -> tuple:
+            seat = request.seat
+            self.direct = self.direct or SeatMemory(seat)
+            self.wire = self.wire or SeatMemory(seat)
+            self.direct.absorb(request.events)
+            message = request_to_pb(1, request, 1000, 1000).request
+            view = policy_bot.view_from_pb(message.view)
+            self.wire.absorb(policy_bot.events_from_pb(list(message.events)))
+            d = request.decision
+            a = encode(request.view, self.direct, request.rules, "none", d.count)
+            b = encode(view, self.wire, request.rules, "none", d.count)
+            assert (a == b).all(), f"seat {seat}: the wire view encodes differently"
+            wire = WireTable(seat, request.rules)
+            direct_order = _order(request.view, request.rules)
+            wire_order = wire.order(message.view) if view.trump_declared else None
+            assert (direct_order is None) == (wire_order is None)
+            assert policy_bot.decision_from_pb(message, view) == request.decision
+            self.checked += 1
+            return self.inner.decide(request)
+
+    act = load_policy(TINY)
+    bots = [Compare(PolicyBot(act)) for _ in range(4)]
+    play_match(MatchSetup(rules_for(deals=2), 8), bots)
+    assert all(b.checked > 50 for b in bots)

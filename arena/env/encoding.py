@@ -47,7 +47,7 @@ LAYOUT: Final[tuple[tuple[str, int, str], ...]] = (
     (
         "scalars",
         12,
-        "trick/hand size; attackers' points/total; throw and fault penalties/100; "
+        "trick/hand size (0 outside play); attackers' points/total; throw and fault penalties/100; "
         "points won by each relative seat/total; on the dealer's team; cards to choose/10; "
         "chosen/10; deal/10",
     ),
@@ -173,7 +173,7 @@ def encode(
     total = 100.0 * rules.decks
     by_seat, sizes, size = view.points_by_seat, view.hand_sizes, rules.hand_size
     at = _SCALARS
-    buf[at] = view.trick / size
+    buf[at] = view.trick / size if view.phase == "playing" else 0.0  # as the wire has it
     buf[at + 1] = view.attacker_points / total
     buf[at + 2] = view.penalty_points / 100.0
     buf[at + 3] = view.fault_penalty_points / 100.0

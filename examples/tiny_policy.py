@@ -1,8 +1,9 @@
 """A tiny numpy policy trained on arena.env, then seated in the arena unchanged.
 
-    .venv/bin/python examples/tiny_policy.py --minutes 4          # train, write the weights
+    .venv/bin/python examples/tiny_policy.py --minutes 4 --tournament 20
+    # trains, writes examples/tiny_policy.json, then judges the policy with
     .venv/bin/arena tournament --bot tiny=policy:examples/tiny_policy.py:act \\
-        --bot random=builtin:random --rounds 20 --deals 2         # judge it
+        --bot random=builtin:random --rounds 20 --deals 2
 
 The policy scores each allowed action with a linear function of a few features read
 from the observation alone (is it STOP, the card's points, rank, trump-ness, the
@@ -147,11 +148,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=6, help="perturbation pairs per step")
     parser.add_argument("--sigma", type=float, default=0.5)
     parser.add_argument("--lr", type=float, default=0.3)
+    parser.add_argument(
+        "--tournament",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="then play ROUNDS duplicate rounds of arena tournament against builtin:random",
+    )
     args = parser.parse_args(argv)
     weights = train(args.minutes, args.deals, args.batch, args.sigma, args.lr)
     WEIGHTS.write_text(json.dumps({"weights": [round(float(w), 4) for w in weights]}) + "\n")
     print(f"weights written to {WEIGHTS}")
-    return 0
+    if not args.tournament:
+        return 0
+    from arena.cli.main import main as arena
+
+    return arena(
+        ["tournament", "--bot", f"tiny=policy:{Path(__file__).resolve()}:act",
+         "--bot", "random=builtin:random", "--rounds", str(args.tournament), "--deals", "2"]
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

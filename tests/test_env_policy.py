@@ -124,3 +124,14 @@ def test_over_the_wire_a_policy_sees_the_same_encoding() -> None:
     bots = [Compare(PolicyBot(act)) for _ in range(4)]
     play_match(MatchSetup(rules_for(deals=2), 8), bots)
     assert all(b.checked > 50 for b in bots)
+
+
+def test_a_failing_policy_plays_the_fallback_and_says_so(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def broken(observation: dict) -> int:
+        raise RuntimeError("bug in my policy")
+
+    match = play_match(MatchSetup(rules_for(deals=1), 2), [PolicyBot(broken, "broken")] * 4)
+    assert match.finished
+    assert "broken: the policy failed (RuntimeError('bug in my policy'))" in capsys.readouterr().err

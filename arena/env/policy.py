@@ -68,8 +68,15 @@ class PolicyBot:
         self.memory: SeatMemory | None = None
 
     def decide(self, request: Request) -> Action:
+        """The policy's answer; if the policy raises, one line on stderr and the referee's
+        fallback (as ``sample_bots/botkit.py`` does for a remote bot's bug)."""
         order = _order(request.view, request.rules)
-        return self.answer(request.decision, request.view, request.events, request.rules, order)
+        try:
+            return self.answer(request.decision, request.view, request.events, request.rules, order)
+        except Exception as exc:
+            note = f"{self.name}: the policy failed ({exc!r}); playing the fallback"
+            print(note, file=sys.stderr)
+            return request.fallback
 
     def answer(
         self,

@@ -135,3 +135,22 @@ def test_a_failing_policy_plays_the_fallback_and_says_so(
     match = play_match(MatchSetup(rules_for(deals=1), 2), [PolicyBot(broken, "broken")] * 4)
     assert match.finished
     assert "broken: the policy failed (RuntimeError('bug in my policy'))" in capsys.readouterr().err
+
+
+def test_the_example_trains_and_its_fitness_is_measured_in_the_env(tmp_path: Path) -> None:
+    """The example's fitness (its team against random masked seats in arena.env) and its
+    training loop run (the committed weights come from a full run: see docs/env.md)."""
+    import importlib.util
+
+    import numpy as np
+
+    spec = importlib.util.spec_from_file_location(
+        "tiny_example", ROOT / "examples" / "tiny_policy.py"
+    )
+    assert spec is not None and spec.loader is not None
+    tiny = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tiny)
+    score = tiny.fitness(np.zeros(tiny.N_FEATURES, np.float32), range(2), 1)
+    assert isinstance(score, float)
+    weights = tiny.train(minutes=1e-6, deals=1, batch=1, sigma=0.5, lr=0.3)
+    assert weights.shape == (tiny.N_FEATURES,)

@@ -16,7 +16,7 @@ import argparse
 import os
 import sys
 
-from botkit import Table, cards, run
+from botkit import Table, cards, parse_args, run
 
 from arena.env.policy import PolicyBot, load_policy
 from arena.game import CardsPlayed, DealStarted, Decision, Event, Kind, SeatView, TrickView
@@ -104,14 +104,21 @@ def decide(request: pb.Request, table: Table, bot: PolicyBot) -> list:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--policy", required=True, metavar="MODULE:FUNCTION")
-    parser.add_argument("--server", default=os.environ.get("ARENA_SERVER", "127.0.0.1:50051"))
-    parser.add_argument("--token", default=os.environ.get("ARENA_TOKEN", ""))
-    parser.add_argument("--name", default=None, help="the name shown in results")
-    args = parser.parse_args()
-    bot = PolicyBot(load_policy(args.policy), args.name or "policy_bot")
-    return run(lambda r, t: decide(r, t, bot), bot.name, args.server, args.token)
+    # --policy is ours; every other option (server, token, TLS, transcript, reconnect) is
+    # botkit's, so this bot connects exactly as the other sample bots do
+    ours = argparse.ArgumentParser(add_help=False)
+    ours.add_argument("--policy", default=os.environ.get("ARENA_POLICY"))
+    known, rest = ours.parse_known_args()
+    sys.argv = [sys.argv[0], *rest]
+    args = parse_args(__doc__.splitlines()[0] + " (--policy MODULE:FUNCTION, or $ARENA_POLICY)")
+    if not known.policy:
+        print("policy_bot: give --policy MODULE:FUNCTION (or ARENA_POLICY)", file=sys.stderr)
+        return 2
+    bot = PolicyBot(load_policy(known.policy), args.name or "policy_bot")
+    return run(
+        lambda r, t: decide(r, t, bot), bot.name, args.server, args.token,
+        reconnect_for=args.reconnect,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

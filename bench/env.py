@@ -16,8 +16,6 @@ A step is one card choice; a decision is one whole answer (steps ≥ decisions).
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
-import multiprocessing
 import random
 import sys
 import time
@@ -27,7 +25,7 @@ import numpy as np
 
 from arena.bots import make_bot
 from arena.env import STOP, Table, env, rules_for
-from arena.env.vector import VectorTable
+from arena.env.vector import ProcessVectorTable, VectorTable
 from arena.game import MatchSetup, SelfplayStats, play_match
 from arena.rules import RuleSet
 
@@ -111,21 +109,16 @@ def vector(rules: RuleSet, seeds: range, n: int = 16) -> tuple[int, int]:
     return v.steps, v.decisions
 
 
-def _vector_job(args: tuple[dict[str, object], int, int]) -> int:
-    variants, first, matches = args
-    return vector(rules_for(variants), range(first, first + matches))[0]
-
-
-def across(processes: int, rules: RuleSet, seeds: range) -> tuple[float, int]:
-    """Vector tables in ``processes`` processes at once: (seconds, steps)."""
-    share = max(1, len(seeds) // processes)
-    work = [(rules.changes(), seeds.start + i * share, share) for i in range(processes)]
-    context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(processes, mp_context=context) as pool:
-        list(pool.map(_vector_job, [(w[0], w[1], 1) for w in work]))  # warm the workers
+def across(processes: int, rules: RuleSet, matches: int) -> tuple[float, int]:
+    """A ProcessVectorTable of ``processes`` workers × 16 tables: (wall seconds, steps)."""
+    rng = np.random.default_rng(0)
+    with ProcessVectorTable(processes, 16, rules) as v:
+        v.observe()  # the workers are up
         started = time.perf_counter()
-        steps = sum(pool.map(_vector_job, work))
-    return time.perf_counter() - started, steps
+        while v.matches < matches:
+            _, masks, _ = v.observe()
+            v.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+        return time.perf_counter() - started, v.steps
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,9 +156,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<44}{steps:>9,.0f}{decisions:>13,.0f}"
               f"{steps / base:>7.0%}{decisions / base:>11.0%}")  # fmt: skip
     if args.processes > 1:
-        seconds, steps = across(args.processes, rules, range(args.matches * args.processes))
+        seconds, steps = across(args.processes, rules, args.matches * args.processes)
         print(
-            f"VectorTable(16) in {args.processes} processes: {steps / seconds:,.0f} steps "
+            f"ProcessVectorTable({args.processes} workers x 16): {steps / seconds:,.0f} steps "
             "per wall-clock second"
         )
     return 0

@@ -292,3 +292,19 @@ def test_resets_without_a_seed_follow_from_the_last_seed() -> None:
         return out
 
     assert seeds() == seeds() and seeds()[0] == 9 and len(set(seeds())) == 4
+
+
+def test_the_process_vector_runner_spreads_distinct_matches_over_workers() -> None:
+    from arena.env.vector import ProcessVectorTable
+
+    rng = np.random.default_rng(1)
+    with ProcessVectorTable(2, 2, rules_for(deals=1), seed=50) as vec:
+        obs, _, _ = vec.observe()  # matches 50, 52 (worker 0) and 51, 53 (worker 1)
+        hands = {obs[i, OFFSET["hand"] : OFFSET["hand"] + 54].tobytes() for i in range(4)}
+        assert len(hands) == 4
+        for _ in range(400):
+            obs, masks, seats = vec.observe()
+            assert obs.shape == (4, OBS_SIZE) and masks.any(axis=1).all()
+            rewards, done = vec.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+            assert rewards.shape == (4, 4) and done.shape == (4,)
+        assert vec.steps == 4 * 400 and vec.decisions <= vec.steps

@@ -305,6 +305,7 @@ def test_the_process_vector_runner_spreads_distinct_matches_over_workers() -> No
         for _ in range(400):
             obs, masks, seats = vec.observe()
             assert obs.shape == (4, OBS_SIZE) and masks.any(axis=1).all()
+            assert ((seats >= 0) & (seats < 4)).all()
             rewards, done = vec.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
             assert rewards.shape == (4, 4) and done.shape == (4,)
         assert vec.steps == 4 * 400 and vec.decisions <= vec.steps

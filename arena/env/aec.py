@@ -119,11 +119,10 @@ class TractorEnv(AECEnv[str, dict[str, Any], int | None]):  # type: ignore[misc]
         if table.finished:
             self.terminations = dict.fromkeys(AGENTS, True)
         self._select()
-        if self.render_mode == "ansi":
-            print(self.render())
 
     def render(self) -> str:
-        """A line for people: whose turn, which decision, what it has chosen."""
+        """A line for people (``render_mode="ansi"``): whose turn, which decision, what it
+        has chosen so far."""
         table = self.table
         if table.finished:
             return f"match over: {table.match.result}"

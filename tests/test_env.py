@@ -44,7 +44,7 @@ from arena.records import RecordHeader, RecordWriter, SeatRecord, parse_record, 
 from arena.rules import CARDS, Card, check_follow, points
 from tests.test_game_properties import VARIANTS
 
-EXAMPLES = settings(max_examples=12, deadline=None)
+EXAMPLES = settings(max_examples=20, deadline=None)
 seeds = st.integers(min_value=0, max_value=2**63)
 variants = st.sampled_from(VARIANTS)
 

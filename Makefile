@@ -71,6 +71,7 @@ bench: setup  ## benchmarks (ratios measured side by side)
 	$(BIN)/python bench/remote.py
 	$(BIN)/python bench/tls.py
 	$(BIN)/python bench/guest_pingpong.py
+	$(BIN)/python bench/botzone.py
 	$(BIN)/python bench/env.py
 
 proto: setup  ## regenerate the committed protobuf code from proto/

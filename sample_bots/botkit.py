@@ -7,8 +7,7 @@ and returns when the match ends. With a registered bot's key (``--bot-key``/
 ``ARENA_BOT_KEY``, docs/competition.md) it waits in the server's lobby instead and plays
 every match it is seated in, ``--parallel`` at once. Against a TLS server it trusts
 ``--tls-ca``/``ARENA_TLS_CA`` (``--tls`` alone: the system's roots) and, for mutual TLS,
-presents
-``--tls-cert``/``--tls-key`` (``ARENA_TLS_CERT``/``ARENA_TLS_KEY``).
+presents ``--tls-cert``/``--tls-key`` (``ARENA_TLS_CERT``/``ARENA_TLS_KEY``).
 Cards travel as enums; here they become 2-character codes (``TS``, ``SJ``) and
 ``arena.rules.Card`` values, so the referee's own rules library (``arena.rules``) can
 check a move before it is sent.

@@ -84,13 +84,13 @@ def test_bot_keys_wrong_disabled_rotated_and_two_seats(tmp_path: Path) -> None:
         log = serve.stop()
     assert key not in log and new_key not in log  # keys never logged
     # one bot cannot take two seats of a match unless the event is a self-play event
-    for name in ("b", "c", "d"):
-        register(tmp_path, name)
+    db = open_store(tmp_path / "records" / "competition.sqlite3")
+    for name in ("b", "c", "d"):  # the CLI's own path is tested above; this is quicker
+        db.add_bot(name, "me")
     twice = arena(tmp_path, "events", "create", "e1", "--bots", "solo,solo,b,c")
     assert twice.returncode == 2 and "two seats" in twice.stderr
     ok = arena(tmp_path, "events", "create", "e2", "--bots", "solo,solo,b,c,d", "--self-play")
     assert ok.returncode == 0, ok.stderr
-    db = open_store(tmp_path / "records" / "competition.sqlite3")
     assert any(m.seats.count("solo") == 2 for m in db.matches("e2"))
     assert "key" not in json.dumps([b.__dict__ for b in db.bots()])  # only its hash
     db.close()
@@ -114,12 +114,12 @@ def wait_for(check: object, timeout: float, what: str) -> None:
 
 
 def test_event_through_the_lobby_survives_sigkill(tmp_path: Path) -> None:
-    keys = {name: register(tmp_path, name) for name in BOTS}
+    db = open_store(tmp_path / "records" / "competition.sqlite3")
+    keys = {name: db.add_bot(name, f"{name}'s author") for name in BOTS}  # as `arena bots add`
     created = arena(tmp_path, "events", "create", "cup", "--bots", ",".join(BOTS),
                     "--deals", "2", "--decision-ms", "300", "--connect-timeout", "20",
                     "--max-faults", "1000")  # fmt: skip
     assert created.returncode == 0, created.stderr
-    db = open_store(tmp_path / "records" / "competition.sqlite3")
     serve: Serve = start_serve(tmp_path)
     bots: list[subprocess.Popen[bytes]] = []
     try:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.competition.schedule import check_seating, round_robin, swiss_round
+from arena.competition.schedule import check_seating, ladder_table, round_robin, swiss_round
 from arena.competition.standings import render, standings
 from arena.competition.store import FINISHED, database_path, key_hash, open_store
 from arena.errors import ArenaError
@@ -109,3 +109,23 @@ def test_swiss_rounds_pair_by_ranking_and_the_event_waits_for_its_last(tmp_path:
     assert [m.index for m in store.matches("sw")] == [0, 1]
     store.mark_finished("sw", 1, FINISHED, "r", {"winner": 0})
     assert store.event("sw").state == FINISHED
+
+
+def test_ladder_seats_the_least_certain_bot_with_its_nearest(tmp_path: Path) -> None:
+    ratings = {"a": (10.0, 2.0), "b": (9.0, 2.0), "c": (1.0, 6.0), "d": (0.0, 2.0),
+               "e": (-1.0, 2.0), "f": (-20.0, 2.0)}  # fmt: skip
+    assert ladder_table(["a", "b", "c"], ratings) is None
+    seats = ladder_table(list(ratings), ratings)
+    assert seats is not None and "c" in seats and "f" not in seats
+    assert set(seats) == {"b", "c", "d", "e"}
+    assert seats == ("b", "c", "e", "d")  # best and worst (b, e) against the middle two
+    store = open_store(tmp_path / "c.sqlite3")
+    for name in "abcd":
+        store.add_bot(name, "me")
+    store.create_event("ld", "ladder", {"format": "ladder", "matches": 2}, [])
+    store.add_matches("ld", [(("a", "b", "c", "d"), 1)])
+    store.mark_finished("ld", 0, FINISHED, "r", {"winner": 0})
+    assert store.event("ld").state == "running"  # one match still to pair
+    store.add_matches("ld", [(("d", "a", "b", "c"), 1)])
+    store.mark_finished("ld", 1, FINISHED, "r", {"winner": 1})
+    assert store.event("ld").state == FINISHED

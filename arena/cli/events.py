@@ -3,7 +3,8 @@
 ``arena events create NAME --bots a,b,c,d`` stores a round robin of partnerships (every
 two partnerships without a bot in common meet; with duplicate deals, the default, each
 meeting is played twice on one seed with the partnerships swapped), or with ``--format
-swiss --rounds N`` N Swiss rounds, each paired by the standings so far. A running
+swiss --rounds N`` N Swiss rounds, each paired by the standings so far, or a ``--format
+ladder --matches N`` (free bots seated by rating and uncertainty). A running
 ``arena serve`` with the same database seats the bots from its lobby as they are free;
 the schedule and every result are in the database, so the event survives a restart.
 ``arena events standings NAME`` prints OpenSkill ratings, W/L/D per bot and per
@@ -42,6 +43,9 @@ def register(sub: Any) -> None:
         type=int,
         default=1,
         help="round robin: times each meeting is played; Swiss: the number of rounds",
+    )
+    c.add_argument(
+        "--matches", type=int, default=20, metavar="N", help="ladder: matches to play in all"
     )
     c.add_argument("--no-duplicate", action="store_true", help="no swapped replay of a deal")
     c.add_argument("--deals", type=int, default=0, help="deals per match (0: until A)")
@@ -122,7 +126,14 @@ def _create(store: Any, args: argparse.Namespace) -> None:
     RuleSet.from_mapping(rules)  # refuse a bad variant now, not at the first match
     time_control = TimeControl(args.decision_ms, args.bank_ms, args.grace_ms).to_dict()
     FaultPolicy.parse(args.policy, max_faults=args.max_faults)
-    if args.format == "swiss":
+    known = {b.name for b in store.bots()}
+    if set(bots) - known:
+        raise ArenaError(f"not registered: {', '.join(sorted(set(bots) - known))}")
+    if args.format == "ladder":
+        if len(set(bots)) < 4:
+            raise ArenaError("a ladder needs at least 4 bots")
+        matches = []
+    elif args.format == "swiss":
         matches = swiss_round(bots, 1, not args.no_duplicate, args.seed)
     else:
         matches = round_robin(bots, args.rounds, not args.no_duplicate, args.seed)
@@ -133,6 +144,7 @@ def _create(store: Any, args: argparse.Namespace) -> None:
         "policy": args.policy,
         "max_faults": args.max_faults,
         "format": args.format,
+        "matches": args.matches,
         "round": 1,
         "seed": args.seed,
         "self_play": args.self_play,
@@ -141,5 +153,8 @@ def _create(store: Any, args: argparse.Namespace) -> None:
         "rounds": args.rounds,
     }
     store.create_event(args.name, args.format, settings, matches)
+    if args.format == "ladder":
+        print(f"event {args.name}: a ladder of {len(bots)} bots, {args.matches} matches")
+        return
     what = f"round 1 of {args.rounds}: " if args.format == "swiss" else ""
     print(f"event {args.name}: {what}{len(matches)} matches scheduled for {len(bots)} bots")

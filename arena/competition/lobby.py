@@ -17,6 +17,7 @@ started and goes back to the queue — so no match is lost or played twice.
 from __future__ import annotations
 
 import dataclasses
+import random
 import secrets
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +28,7 @@ import structlog
 import trio
 
 from arena.competition.results import result_of_record
-from arena.competition.schedule import swiss_round
+from arena.competition.schedule import ladder_table, swiss_round
 from arena.competition.standings import standings
 from arena.competition.store import PENDING, RUNNING, EventMatch, Store
 from arena.errors import ArenaError
@@ -182,6 +183,8 @@ class Lobby:
         for event in self.store.events(RUNNING):
             if event.format == "swiss":
                 self._next_swiss_round(event.name, event.settings)
+            elif event.format == "ladder":
+                self._next_ladder_match(event.name, event.settings, load)
             for m in self.store.matches(event.name, PENDING):
                 names = set(m.seats)
                 if all(
@@ -193,6 +196,30 @@ class Lobby:
                     self._start(event.settings, m)
                     for n in names:
                         load[n] = load.get(n, 0) + 1
+
+    def _next_ladder_match(self, name: str, settings: dict[str, Any], load: dict[str, int]) -> None:
+        """Pair the next ladder table from the free bots, up to the event's matches."""
+        matches = self.store.matches(name)
+        limit = int(settings.get("matches", 0))
+        if len(matches) >= limit or any(m.state == PENDING for m in matches):
+            return
+        free = [
+            n
+            for n in settings.get("bots", [])
+            if n in self.members
+            and load.get(n, 0) < self.members[n].parallel
+            and self.store.enabled(n)
+        ]
+        rated = {r["bot"]: (r["ordinal"], r["sigma"]) for r in standings(matches)["bots"]}
+        ratings = {n: rated.get(n, (0.0, 25 / 3)) for n in free}
+        seats = ladder_table(free, ratings)
+        if seats is None:
+            return
+        seed = random.Random(f"{settings.get('seed', 0)}/{len(matches)}").randrange(2**63)
+        table: list[tuple[tuple[str, ...], int]] = [(seats, seed)]
+        if settings.get("duplicate", True) and len(matches) + 2 <= limit:
+            table.append(((seats[3], seats[0], seats[1], seats[2]), seed))
+        self.store.add_matches(name, table)
 
     def _next_swiss_round(self, name: str, settings: dict[str, Any]) -> None:
         """Pair the next Swiss round by the standings once the last one is over."""

@@ -5,6 +5,11 @@ A Swiss event plays in rounds: before each round the bots are ranked by rating (
 first and fourth partner against the second and third — so bots of a like strength
 meet, and each table's partnerships are as even as the ranking allows.
 
+A ladder has no rounds: whenever four of its bots are free in the lobby, the one whose
+rating is least certain (highest sigma) is seated with the three free bots rated closest
+to it, the best and the worst of the four against the other two; up to a number of
+matches.
+
 A round robin of partnerships: every pair of bots is a partnership, and every two
 partnerships without a bot in common meet. With duplicate deals each meeting is played
 twice on the same seed, the second time with the partnerships swapped (moved one seat
@@ -16,12 +21,12 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from arena.errors import ArenaError
 
 Seats = tuple[str, str, str, str]
-FORMATS = ("round-robin", "swiss")
+FORMATS = ("round-robin", "swiss", "ladder")
 
 
 def round_robin(
@@ -85,3 +90,19 @@ def swiss_round(
         if duplicate:
             matches.append(((seats[3], seats[0], seats[1], seats[2]), deal_seed))
     return matches
+
+
+def ladder_table(free: Sequence[str], ratings: Mapping[str, tuple[float, float]]) -> Seats | None:
+    """Four of the ``free`` bots for the next ladder match (``None`` if fewer than 4):
+    the least certain bot (``ratings[name] = (ordinal, sigma)``) and the three rated
+    nearest to it, seated best and worst against the middle two."""
+    if len(set(free)) < 4:
+        return None
+    names = sorted(set(free))
+    unsure = max(names, key=lambda n: (ratings[n][1], n))
+    nearest = sorted(
+        (n for n in names if n != unsure),
+        key=lambda n: (abs(ratings[n][0] - ratings[unsure][0]), n),
+    )[:3]
+    b1, b2, b3, b4 = sorted([unsure, *nearest], key=lambda n: (-ratings[n][0], n))
+    return (b1, b2, b4, b3)

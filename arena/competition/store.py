@@ -298,9 +298,29 @@ class Store:
             settings = json.loads(
                 db.execute("SELECT settings FROM events WHERE name = ?", (event,)).fetchone()[0]
             )
-            more = int(settings.get("round", 1)) < int(settings.get("rounds", 1))
-            if left == 0 and not (settings.get("format") == "swiss" and more):
+            total = db.execute(
+                "SELECT COUNT(*) FROM event_matches WHERE event = ?", (event,)
+            ).fetchone()[0]
+            fmt = settings.get("format")
+            more = (
+                fmt == "swiss" and int(settings.get("round", 1)) < int(settings.get("rounds", 1))
+            ) or (fmt == "ladder" and total < int(settings.get("matches", 0)))
+            if left == 0 and not more:
                 db.execute("UPDATE events SET state = ? WHERE name = ?", (FINISHED, event))
+
+    def add_matches(self, event: str, matches: Sequence[tuple[tuple[str, ...], int]]) -> None:
+        """Append matches to an event (a ladder's next pairing), at the end."""
+        with self._tx() as db:
+            start = db.execute(
+                "SELECT COUNT(*) FROM event_matches WHERE event = ?", (event,)
+            ).fetchone()[0]
+            db.executemany(
+                "INSERT INTO event_matches (event, idx, seats, seed, state) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (event, start + i, json.dumps(list(seats)), seed, PENDING)
+                    for i, (seats, seed) in enumerate(matches)
+                ],
+            )
 
     def add_round(
         self, event: str, round_no: int, matches: Sequence[tuple[tuple[str, ...], int]]

@@ -178,3 +178,35 @@ def test_event_through_the_lobby_survives_sigkill(tmp_path: Path) -> None:
     text = arena(tmp_path, "events", "standings", "cup").stdout
     assert "6 of 6 matches finished" in text
     db.close()
+
+
+def test_a_bot_that_never_takes_its_seat_leaves_the_lobby(tmp_path: Path) -> None:
+    db = open_store(tmp_path / "records" / "competition.sqlite3")
+    keys = {name: db.add_bot(name, "me") for name in ("r1", "r2", "r3", "ghost")}
+    created = arena(tmp_path, "events", "create", "cup", "--bots", "r1,r2,r3,ghost",
+                    "--deals", "1", "--no-duplicate", "--connect-timeout", "2",
+                    "--decision-ms", "200", "--grace-ms", "200", "--bank-ms", "1000")  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    serve = start_serve(tmp_path)
+    bots = []
+    try:
+        ghost = join(serve.target, keys["ghost"])  # joins, then ignores every offer
+        assert next(ghost).welcome.bot == "ghost"
+        for name in ("r1", "r2", "r3"):
+            log = tmp_path / f"{name}.log"
+            bots.append(start_bot(serve.target, BOTS["rand"], keys[name], name, log))
+        offer = next(ghost)
+        assert offer.offer.seat_token and offer.offer.event == "cup"
+        with pytest.raises(StopIteration):
+            next(ghost)  # the match was played without it; the server closed its stream
+        states = [m.state for m in db.matches("cup")]
+        assert states.count("finished") == 1 and states.count("pending") == 2
+        time.sleep(1)  # nothing more starts without the ghost
+        assert [m.state for m in db.matches("cup")].count("pending") == 2
+    finally:
+        for bot in bots:
+            bot.kill()
+            bot.wait()
+        log = serve.stop()
+    assert "lobby_no_show" in log
+    db.close()

@@ -265,6 +265,21 @@ class Lobby:
                 self._offer(self.members[name], hosted.id, seated)
         self.host.nursery.start_soon(self._settle, seated)
 
+    def _drop_no_shows(self, seated: Seated) -> None:
+        """A bot that never took a seat it was offered leaves the lobby (its stream is
+        closed), so it is not seated again until it comes back: one silent bot must not
+        spoil every match of an event."""
+        for seat, name in enumerate(seated.seats):
+            remote = seated.hosted.remote(seat)
+            member = self.members.get(name)
+            if remote is None or remote.ever_connected.is_set() or member is None:
+                continue
+            if seated.hosted.state is not MatchState.FINISHED:  # it never started, or broke
+                continue
+            log.warning("lobby_no_show", bot=name, match_id=seated.hosted.id, seat=seat)
+            del self.members[name]
+            member.close()
+
     async def _settle(self, seated: Seated) -> None:
         """Wait for the match to end; record its result (or requeue it)."""
         hosted = seated.hosted
@@ -290,3 +305,4 @@ class Lobby:
             match_id=hosted.id,
             state=hosted.state.value,
         )
+        self._drop_no_shows(seated)  # after the result is stored: the bot may watch for it

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from servekit import ROOT, Serve, start_serve
+from servekit import ROOT, Serve, bearer, start_serve
 
 from arena.competition.store import open_store
 from arena.records import read_record, verify
@@ -203,6 +203,17 @@ def test_a_bot_that_never_takes_its_seat_leaves_the_lobby(tmp_path: Path) -> Non
         assert states.count("finished") == 1 and states.count("pending") == 2
         time.sleep(1)  # nothing more starts without the ghost
         assert [m.state for m in db.matches("cup")].count("pending") == 2
+        # the standings over gRPC: organiser (or spectator) only
+        stub = pb_grpc.CompetitionStub(grpc.insecure_channel(serve.target))
+        reply = stub.Standings(pb.StandingsRequest(event="cup"), metadata=bearer(serve.token))
+        assert reply.state == "running" and json.loads(reply.standings_json)["finished"] == 1
+        for metadata in ((), (("authorization", "Bearer " + keys["r1"]),)):
+            with pytest.raises(grpc.RpcError) as caught:
+                stub.Standings(pb.StandingsRequest(event="cup"), metadata=metadata)
+            assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED  # a bot key is no token
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.Standings(pb.StandingsRequest(event="nope"), metadata=bearer(serve.token))
+        assert caught.value.code() == grpc.StatusCode.NOT_FOUND
     finally:
         for bot in bots:
             bot.kill()

@@ -70,14 +70,14 @@ def competition_plugins(database: str | None, records: str) -> list[Plugin]:
     Raises:
         ArenaError: a database URL this arena cannot use.
     """
-    from arena.competition.service import lobby_plugin
+    from arena.competition.service import lobby_plugin, standings_plugin
     from arena.competition.store import database_path
 
     path = database_path(database, records)
     if database is None and not path.exists():
         return []
     print(f"competition database: {path} (lobby open)", file=sys.stderr, flush=True)
-    return [lobby_plugin(path, records)]
+    return [lobby_plugin(path, records), standings_plugin(path)]
 
 
 def register(sub: Any) -> None:

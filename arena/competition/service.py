@@ -9,6 +9,7 @@ table admits ``Lobby/Join`` to anyone and the lobby answers UNAUTHENTICATED itse
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import AsyncIterator
 from functools import partial
 from pathlib import Path
@@ -18,7 +19,9 @@ import grpc
 import trio
 
 from arena.competition.lobby import JoinRefused, Lobby
-from arena.competition.store import open_store
+from arena.competition.standings import standings
+from arena.competition.store import Store, open_store
+from arena.errors import ArenaError
 from arena.server.app import Extension, Plugin
 from arena.server.bridge import AsyncioOutbox, call_in_trio_nowait
 from arena.server.host import PROTOCOL, MatchHost
@@ -72,6 +75,44 @@ def lobby_plugin(database: Path, records: str) -> Plugin:
             register=partial(pb_grpc.add_LobbyServicer_to_server, servicer),
             run=lobby.run,
             closing=closing,
+        )
+
+    return plug
+
+
+class CompetitionService(pb_grpc.CompetitionServicer):
+    """Standings over gRPC (organiser or spectator; :mod:`arena.server.access` checks)."""
+
+    def __init__(self, store: Store, trio_token: trio.lowlevel.TrioToken) -> None:
+        self.store = store
+        self.trio = trio_token
+
+    async def Standings(self, request: pb.StandingsRequest, context: Ctx) -> pb.StandingsReply:
+        def read() -> pb.StandingsReply:
+            event = self.store.event(request.event)
+            data = standings(self.store.matches(event.name))
+            return pb.StandingsReply(
+                event=event.name,
+                format=event.format,
+                state=event.state,
+                standings_json=json.dumps(data, sort_keys=True),
+            )
+
+        try:
+            return await run_in_trio(self.trio, read)
+        except ArenaError as exc:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+            raise  # unreachable: abort raises
+
+
+def standings_plugin(database: Path) -> Plugin:
+    """The ``Competition`` service (standings) for :func:`~arena.server.app.open_arena_server`."""
+
+    def plug(host: MatchHost, trio_token: trio.lowlevel.TrioToken) -> Extension:
+        servicer = CompetitionService(open_store(database), trio_token)
+        return Extension(
+            name="arena.v1.Competition",
+            register=partial(pb_grpc.add_CompetitionServicer_to_server, servicer),
         )
 
     return plug

@@ -58,6 +58,7 @@ REQUIRED: dict[str, frozenset[Role]] = {
     "/arena.v1.Matches/Watch": WATCHERS,
     "/arena.v1.Matches/FetchRecord": WATCHERS,
     "/arena.v1.Lobby/Join": ANYONE,  # the bot key is in the request; the lobby checks it
+    "/arena.v1.Competition/Standings": WATCHERS,
     "/grpc.health.v1.Health/Check": ANYONE,
     "/grpc.health.v1.Health/Watch": ANYONE,
     "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": ANYONE,

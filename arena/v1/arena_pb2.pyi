@@ -2484,3 +2484,61 @@ class LobbyMessage(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___LobbyMessage: _TypeAlias = LobbyMessage  # noqa: Y015
+
+@_typing.final
+class StandingsRequest(_message.Message):
+    """Which event's standings to read."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENT_FIELD_NUMBER: _builtins.int
+    event: _builtins.str
+    """the event's name (arena events create NAME)"""
+    def __init__(
+        self,
+        *,
+        event: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StandingsRequest: _TypeAlias = StandingsRequest  # noqa: Y015
+
+@_typing.final
+class StandingsReply(_message.Message):
+    """An event's standings, as `arena events standings NAME --json` prints them."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENT_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    STANDINGS_JSON_FIELD_NUMBER: _builtins.int
+    event: _builtins.str
+    """the event's name"""
+    format: _builtins.str
+    """"round-robin", "swiss" or "ladder" """
+    state: _builtins.str
+    """"running" or "finished" """
+    standings_json: _builtins.str
+    """The standings as one JSON object (docs/competition.md): matches, finished, left,
+    bots (rating, W/L/D, faults, fault rate, latency), partnerships (W/L/D).
+    """
+    def __init__(
+        self,
+        *,
+        event: _builtins.str = ...,
+        format: _builtins.str = ...,
+        state: _builtins.str = ...,
+        standings_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "format", b"format", "standings_json", b"standings_json", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StandingsReply: _TypeAlias = StandingsReply  # noqa: Y015

@@ -562,3 +562,85 @@ class Lobby:
             timeout,
             metadata,
             _registered_method=True)
+
+
+class CompetitionStub:
+    """Competition results for organisers and spectators (docs/competition.md). Access:
+    the organiser's or a spectator's token, as for Matches.List; NOT_FOUND for an
+    unknown event.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.Standings = channel.unary_unary(
+                '/arena.v1.Competition/Standings',
+                request_serializer=arena_dot_v1_dot_arena__pb2.StandingsRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.StandingsReply.FromString,
+                _registered_method=True)
+
+
+class CompetitionServicer:
+    """Competition results for organisers and spectators (docs/competition.md). Access:
+    the organiser's or a spectator's token, as for Matches.List; NOT_FOUND for an
+    unknown event.
+    """
+
+    def Standings(self, request, context):
+        """One event's standings now.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_CompetitionServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'Standings': grpc.unary_unary_rpc_method_handler(
+                    servicer.Standings,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.StandingsRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.StandingsReply.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'arena.v1.Competition', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('arena.v1.Competition', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class Competition:
+    """Competition results for organisers and spectators (docs/competition.md). Access:
+    the organiser's or a spectator's token, as for Matches.List; NOT_FOUND for an
+    unknown event.
+    """
+
+    @staticmethod
+    def Standings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/Standings',
+            arena_dot_v1_dot_arena__pb2.StandingsRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.StandingsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

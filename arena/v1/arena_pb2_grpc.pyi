@@ -313,3 +313,43 @@ class LobbyServicer(metaclass=_abc_1.ABCMeta):
         """
 
 def add_LobbyServicer_to_server(servicer: LobbyServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
+
+class CompetitionStub:
+    """Competition results for organisers and spectators (docs/competition.md). Access:
+    the organiser's or a spectator's token, as for Matches.List; NOT_FOUND for an
+    unknown event.
+    """
+
+    @_typing.overload
+    def __new__(cls, channel: _grpc.Channel) -> _Self: ...
+    @_typing.overload
+    def __new__(cls, channel: _aio.Channel) -> CompetitionAsyncStub: ...
+    Standings: _grpc.UnaryUnaryMultiCallable[_arena_pb2.StandingsRequest, _arena_pb2.StandingsReply]
+    """One event's standings now."""
+
+@_typing.type_check_only
+class CompetitionAsyncStub(CompetitionStub):
+    """Competition results for organisers and spectators (docs/competition.md). Access:
+    the organiser's or a spectator's token, as for Matches.List; NOT_FOUND for an
+    unknown event.
+    """
+
+    def __init__(self, channel: _aio.Channel) -> None: ...
+    Standings: _aio.UnaryUnaryMultiCallable[_arena_pb2.StandingsRequest, _arena_pb2.StandingsReply]  # type: ignore[assignment]
+    """One event's standings now."""
+
+class CompetitionServicer(metaclass=_abc_1.ABCMeta):
+    """Competition results for organisers and spectators (docs/competition.md). Access:
+    the organiser's or a spectator's token, as for Matches.List; NOT_FOUND for an
+    unknown event.
+    """
+
+    @_abc_1.abstractmethod
+    def Standings(
+        self,
+        request: _arena_pb2.StandingsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.StandingsReply, _abc.Awaitable[_arena_pb2.StandingsReply]]:
+        """One event's standings now."""
+
+def add_CompetitionServicer_to_server(servicer: CompetitionServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

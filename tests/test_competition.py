@@ -231,3 +231,30 @@ def test_a_bot_that_never_takes_its_seat_leaves_the_lobby(tmp_path: Path) -> Non
         log = serve.stop()
     assert "lobby_no_show" in log
     db.close()
+
+
+def test_a_clean_stop_puts_the_running_matches_back_in_the_queue(tmp_path: Path) -> None:
+    db = open_store(tmp_path / "records" / "competition.sqlite3")
+    keys = {name: db.add_bot(name, "me") for name in ("r1", "r2", "r3", "r4")}
+    created = arena(tmp_path, "events", "create", "cup", "--bots", "r1,r2,r3,r4",
+                    "--deals", "6", "--decision-ms", "300")  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    serve = start_serve(tmp_path)
+    bots = []
+    try:
+        for name, key in keys.items():
+            bots.append(start_bot(serve.target, BOTS["rand"], key, name, tmp_path / f"{name}.log"))
+        wait_for(lambda: "running" in [m.state for m in db.matches("cup")], 60, "a match")
+        serve.stop()  # SIGTERM, as Ctrl-C: the running matches are cancelled
+        port = int(serve.target.rsplit(":", 1)[1])
+        serve = start_serve(tmp_path, port=port)
+        time.sleep(1)
+    finally:
+        for bot in bots:
+            bot.kill()
+            bot.wait()
+        serve.stop()
+    states = [m.state for m in db.matches("cup")]
+    assert "cancelled" not in states and states.count("pending") >= 5, states  # replayed later
+    assert all(m.result is None or "error" not in m.result for m in db.matches("cup"))
+    db.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -44,7 +45,8 @@ def register(folder: Path, name: str) -> str:
 
 def start_bot(server: str, script: str, key: str, name: str, log: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'sample_bots'}:{ROOT}"}
-    argv = [sys.executable, str(ROOT / script), "--server", server, "--bot-key", key,
+    runner = [NODE] if script.endswith(".js") and NODE else [sys.executable]
+    argv = [*runner, str(ROOT / script), "--server", server, "--bot-key", key,
             "--name", name, "--parallel", "2", "--reconnect", "60"]  # fmt: skip
     with log.open("ab") as out:
         return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
@@ -96,10 +98,17 @@ def test_bot_keys_wrong_disabled_rotated_and_two_seats(tmp_path: Path) -> None:
     db.close()
 
 
+# The Node sample bot joins through the lobby too where node and its npm packages are
+# installed (`make setup`); elsewhere a second Python bot takes its place.
+NODE = (
+    shutil.which("node")
+    if (ROOT / "sample_bots" / "node" / "node_modules" / "@grpc" / "grpc-js").is_dir()
+    else None
+)
 BOTS = {
     "rand": "sample_bots/random_bot.py",
     "greedy": "sample_bots/greedy_bot.py",
-    "rand2": "sample_bots/random_bot.py",
+    "rand2": "sample_bots/node/bot.js" if NODE else "sample_bots/random_bot.py",
     "hostile": "tests/hostile/lobby_illegal.py",
 }
 

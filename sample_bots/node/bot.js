@@ -4,6 +4,7 @@
 //   npm ci                                   # once, in this folder
 //   node bot.js --server 127.0.0.1:50051 --token TOKEN
 //   node bot.js --server HOST:PORT --token TOKEN --tls-ca ca.pem   # a TLS server
+//   node bot.js --server HOST:PORT --bot-key KEY --parallel 2      # a competition's lobby
 //   arena match --bot "node sample_bots/node/bot.js" --bot builtin:greedy ...
 //
 // It loads the contract (proto/arena/v1/arena.proto) at run time, so there is no
@@ -186,6 +187,11 @@ function main() {
   const server = option('server', 'ARENA_SERVER') || '127.0.0.1:50051';
   const token = option('token', 'ARENA_TOKEN');
   const name = option('name', 'ARENA_BOT_NAME') || 'node_bot';
+  const botKey = option('bot-key', 'ARENA_BOT_KEY');
+  if (!token && botKey) { // a registered bot: wait in the lobby (docs/competition.md)
+    const parallel = Number(option('parallel', 'ARENA_PARALLEL')) || 1;
+    return lobby({ server, botKey, name, parallel, credentials: credentials(), playing: new Set(), lostAt: 0 });
+  }
   if (!token) {
     console.error(`${name}: no seat token (--token or ARENA_TOKEN)`);
     process.exit(2);
@@ -269,10 +275,43 @@ function play(bot) {
   });
   call.on('status', () => { // the stream is finished, one way or another
     client.close();
-    if (bot.over) return;
+    if (bot.over) return bot.done && bot.done();
     bot.lostAt = bot.lostAt || Date.now();
     if (Date.now() - bot.lostAt < 30000) return setTimeout(() => play(bot), 500);
     console.error(`${bot.name}: gave up reconnecting`);
+    if (bot.done) return bot.done();
+    process.exitCode = 1;
+  });
+}
+
+// Lobby mode: join with the bot key and play every seat the server offers (a
+// seat offered again while we play it, after a restart, is not played twice).
+function lobby(l) {
+  const client = new arena.Lobby(l.server, l.credentials);
+  const call = client.Join({ bot_key: l.botKey, parallel: l.parallel, name: l.name, version: '1.0', protocol: 1 });
+  call.on('data', (message) => {
+    l.lostAt = 0;
+    if (message.kind === 'welcome') console.error(`${l.name}: in the lobby as ${message.welcome.bot}`);
+    if (message.kind !== 'offer') return;
+    const seat = `${message.offer.match_id}/${message.offer.seat}`;
+    if (l.playing.has(seat)) return;
+    l.playing.add(seat);
+    play({ server: l.server, token: message.offer.seat_token, name: l.name, credentials: l.credentials,
+      faults: 0, over: false, lostAt: 0, done: () => l.playing.delete(seat) });
+  });
+  call.on('error', (err) => { // UNAUTHENTICATED: a wrong or rotated key; PERMISSION_DENIED: disabled
+    const code = grpc.status[err.code];
+    if (['UNAUTHENTICATED', 'PERMISSION_DENIED'].includes(code)) {
+      console.error(`${l.name}: ${code}: ${err.details}`);
+      [l.refused, process.exitCode] = [true, 1];
+    }
+  });
+  call.on('status', () => {
+    client.close();
+    if (l.refused) return;
+    l.lostAt = l.lostAt || Date.now();
+    if (Date.now() - l.lostAt < 60000) return setTimeout(() => lobby(l), 500);
+    console.error(`${l.name}: gave up on the lobby`);
     process.exitCode = 1;
   });
 }

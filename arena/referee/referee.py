@@ -36,6 +36,7 @@ from arena.game import (
 from arena.referee.control import FaultPolicy, PolicyKind, TimeControl
 from arena.referee.faults import BotError, Fault, FaultKind, SeatVerdict
 from arena.referee.seats import Seat
+from arena.text import MAX_REASON, clip
 
 log = structlog.get_logger()
 SPECTATOR = -1  # a "seat" that holds no cards: sees only public events
@@ -147,6 +148,17 @@ class Referee:
             self.decisions, len(self.faults), self.late_answers, (b[0], b[1], b[2], b[3])
         )
 
+    def end_before_start(self, team: int | None, reason: str) -> None:
+        """End the match before :meth:`run` asks anything, recorded as an input like any
+        forfeit: ``team`` forfeits (a seat of it never came), or with ``None`` the match
+        is void (recorded as cancelled). :meth:`run` then only closes it."""
+        if team is None:
+            self._input("cancel", reason=reason)
+            self.match.cancel(reason)
+        else:
+            self._input("forfeit", team=team, reason=reason)
+            self.match.forfeit(team, reason)
+
     # -- the match -----------------------------------------------------------------------
 
     async def run(self) -> MatchReport:
@@ -257,6 +269,7 @@ class Referee:
         if fault is None:
             return None
         kind, reason, charged = fault
+        reason = clip(reason, MAX_REASON)  # a 40,000-card play must not make a 120 kB reason
         deal = self.match.deal
         lenient = self.policy.kind is PolicyKind.LENIENT
         penalty = self.policy.penalty_points if lenient and charged else 0

@@ -6,11 +6,13 @@ import dataclasses
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
+from pathlib import Path
 
 import trio
 
 from arena.server.bridge import GrpcServerConfig, GrpcThread, open_grpc_server
 from arena.server.host import MatchHost, RecorderFactory, TokenBook
+from arena.server.limits import Limits
 from arena.server.service import ArenaService, MatchesService
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -33,15 +35,20 @@ async def open_arena_server(
     address: str = "127.0.0.1:0",
     recorder_factory: RecorderFactory | None = None,
     before_listening: Callable[[MatchHost], object] | None = None,
+    limits: Limits | None = None,
+    records: Path | None = None,
 ) -> AsyncIterator[ArenaServer]:
     """Serve the Arena and Matches services for an ``async with`` block.
 
     ``before_listening(host)`` runs before the port opens (``arena serve`` restores
     crashed matches there, so a returning bot never meets an unknown token). Matches
     still running when the block ends are cancelled (and recorded as such).
+    ``limits`` bound what clients may make it hold (docs/limits.md); ``records`` is the
+    folder of ``<match id>.jsonl`` records, where forgotten matches are looked up.
     """
+    limits = limits or Limits()
     async with trio.open_nursery() as nursery:
-        host = MatchHost(nursery, TokenBook(), recorder_factory)
+        host = MatchHost(nursery, TokenBook(), recorder_factory, limits, records)
         if before_listening is not None:
             before_listening(host)
         token = trio.lowlevel.current_trio_token()
@@ -49,7 +56,13 @@ async def open_arena_server(
             partial(pb_grpc.add_ArenaServicer_to_server, ArenaService(host, token)),
             partial(pb_grpc.add_MatchesServicer_to_server, MatchesService(host, token)),
         ]
-        config = GrpcServerConfig(address=address, service_names=SERVICES)
+        config = GrpcServerConfig(
+            address=address,
+            service_names=SERVICES,
+            options=limits.grpc_options(),
+            max_receive_message_bytes=limits.max_message_bytes,
+            maximum_concurrent_rpcs=limits.max_rpcs,
+        )
         async with open_grpc_server(registrations, config) as grpc_thread:
             try:
                 yield ArenaServer(host, grpc_thread)

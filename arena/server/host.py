@@ -17,18 +17,22 @@ import secrets
 import threading
 from collections.abc import Callable, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import structlog
 import trio
 
-from arena.errors import ProtocolError
-from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder
+from arena.errors import ArenaError, ProtocolError
+from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder, indexed_seat_events
 from arena.records import Restored, read_record, reopen, restore
 from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, Resume, Seat, TimeControl
+from arena.referee.referee import SPECTATOR
 from arena.rules import RuleSet
 from arena.server import convert
+from arena.server.limits import CheckBudget, Limits
 from arena.server.remote import RemoteSeat
+from arena.text import MAX_REASON, clip
 from arena.v1 import arena_pb2 as pb
 
 log = structlog.get_logger()
@@ -41,6 +45,15 @@ class MatchState(enum.Enum):
     FINISHED = "finished"
     CANCELLED = "cancelled"
     FAILED = "failed"
+
+
+LIVE = (MatchState.WAITING, MatchState.RUNNING)
+Watcher = Callable[[list[tuple[int, Event]] | None], None]
+
+
+class LimitExceeded(ArenaError):
+    """A bound of :class:`~arena.server.limits.Limits` refuses the request
+    (``RESOURCE_EXHAUSTED``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,9 +86,13 @@ class HostedMatch:
     record: str = ""
     scope: trio.CancelScope = dataclasses.field(default_factory=trio.CancelScope)
     done: trio.Event = dataclasses.field(default_factory=trio.Event)
-    watchers: list[Callable[[list[tuple[int, Event]] | None], None]] = dataclasses.field(
-        default_factory=list
-    )
+    watchers: dict[int, Watcher] = dataclasses.field(default_factory=dict)
+    watched: int = 0  # public events passed to the watchers so far
+    serial: int = 0  # creation order, for List's pages
+    organiser: str = ""  # who created it (its live matches are counted)
+    abandoned: dict[int, str] = dataclasses.field(default_factory=dict)  # seat -> why
+    news: trio.Event = dataclasses.field(default_factory=trio.Event)  # a seat was abandoned
+    checks: CheckBudget | None = None
 
     def remote(self, seat: int) -> RemoteSeat | None:
         s = self.seats[seat]
@@ -136,20 +153,36 @@ class MatchHost:
         nursery: trio.Nursery,
         tokens: TokenBook | None = None,
         recorder_factory: RecorderFactory | None = None,
+        limits: Limits | None = None,
+        records: Path | None = None,
     ) -> None:
         self.nursery = nursery
         self.tokens = tokens or TokenBook()
         self.recorder_factory = recorder_factory
+        self.limits = limits or Limits()
+        self.records = records  # where evicted matches' records are (``<id>.jsonl``)
         self.matches: dict[str, HostedMatch] = {}
+        self.live: dict[str, int] = {}  # live matches per organiser
+        self._serials = 0
+        self._watch_keys = 0
 
     # -- organiser verbs -------------------------------------------------------------------
 
-    def create(self, spec: MatchSpec) -> HostedMatch:
+    def create(self, spec: MatchSpec, organiser: str = "") -> HostedMatch:
+        """Raises :class:`LimitExceeded` past ``matches_total`` or
+        ``matches_per_organiser`` live matches."""
+        total = sum(self.live.values())
+        if total >= self.limits.matches_total:
+            raise LimitExceeded(f"the server already runs {total} live matches (--matches-total)")
+        mine = self.live.get(organiser, 0)
+        if mine >= self.limits.matches_per_organiser:
+            raise LimitExceeded(f"you already have {mine} live matches (--matches-per-organiser)")
         match_id = "m-" + secrets.token_hex(6)
         seed = spec.seed if spec.seed is not None else secrets.randbits(63)
         seats: list[Seat] = []
         tokens: list[str | None] = []
         hosted = HostedMatch(match_id, spec, seed, seats, tokens)
+        self._admit(hosted, organiser)
         for seat in range(4):
             bot = spec.local.get(seat)
             if bot is not None:
@@ -193,6 +226,7 @@ class MatchHost:
             stacked={d: tuple(c) for d, c in header.stacked.items()},
         )
         hosted = HostedMatch(header.match_id, spec, header.seed, [], [None] * 4)
+        self._admit(hosted, "")
         hosted.restored = restored
         hosted.record = str(path)
         for seat, info in enumerate(header.seats):
@@ -218,6 +252,24 @@ class MatchHost:
         )
         return hosted
 
+    def _admit(self, hosted: HostedMatch, organiser: str) -> None:
+        self._serials += 1
+        hosted.serial = self._serials
+        hosted.organiser = organiser
+        hosted.checks = CheckBudget(self.limits.checks_per_decision)
+        self.live[organiser] = self.live.get(organiser, 0) + 1
+
+    def abandon(self, match_id: str, seat: int, why: str) -> None:
+        """The bot meant for ``seat`` will not come (its process ended before taking the
+        seat): stop waiting for it. Once every seat is taken or abandoned the match
+        starts, or is forfeited or void (see :meth:`_await_seats`)."""
+        hosted = self.matches.get(match_id)
+        remote = hosted.remote(seat) if hosted is not None else None
+        if hosted is None or remote is None or remote.ever_connected.is_set():
+            return
+        hosted.abandoned[seat] = why
+        hosted.news.set()
+
     def cancel(self, match_id: str, reason: str = "cancelled") -> HostedMatch:
         hosted = self.get(match_id)
         if hosted.state in (MatchState.WAITING, MatchState.RUNNING):
@@ -231,16 +283,44 @@ class MatchHost:
             raise KeyError(f"no match {match_id!r}")
         return hosted
 
-    def watch(
-        self, match_id: str, callback: Callable[[list[tuple[int, Event]] | None], None]
-    ) -> list[tuple[int, Event]]:
-        """Subscribe to a match's public events; ``callback(None)`` marks the end."""
+    def watch(self, match_id: str, callback: Watcher) -> tuple[int, list[tuple[int, Event]]]:
+        """Subscribe to a match's public events; ``callback(None)`` marks the end.
+        Returns the subscription's key (for :meth:`unwatch`) and the events so far.
+
+        Raises:
+            KeyError: no such match in memory.
+            LimitExceeded: the match has ``watches_per_match`` watchers already.
+        """
         hosted = self.get(match_id)
-        hosted.watchers.append(callback)
-        past = hosted.referee.watch(callback) if hosted.referee else []
         if hosted.done.is_set():
             callback(None)
-        return past
+            return 0, self._past(hosted)
+        if len(hosted.watchers) >= self.limits.watches_per_match:
+            raise LimitExceeded(
+                f"match {match_id} already has {len(hosted.watchers)} watchers "
+                "(--watches-per-match)"
+            )
+        self._watch_keys += 1
+        hosted.watchers[self._watch_keys] = callback
+        return self._watch_keys, self._past(hosted)
+
+    def unwatch(self, match_id: str, key: int) -> None:
+        """End a subscription (its client went away). Never raises."""
+        hosted = self.matches.get(match_id)
+        if hosted is not None:
+            hosted.watchers.pop(key, None)
+
+    def _past(self, hosted: HostedMatch) -> list[tuple[int, Event]]:
+        if hosted.referee is None:
+            return []
+        return indexed_seat_events(hosted.referee.match.events[: hosted.watched], SPECTATOR)
+
+    def _fan_out(self, hosted: HostedMatch, batch: list[tuple[int, Event]]) -> None:
+        """The one watcher the referee knows of: passes each batch to the subscribers."""
+        if batch:
+            hosted.watched = batch[-1][0] + 1
+        for callback in list(hosted.watchers.values()):
+            callback(batch)
 
     def check(self, match_id: str, seat: int, action: pb.Action) -> pb.Verdict:
         """The ``Check`` dry run: judge ``action`` for ``seat``'s pending decision."""
@@ -251,6 +331,17 @@ class MatchHost:
         pending = {d.seat for d in referee.match.pending()}
         remote = hosted.remote(seat)
         asked = remote.pending_seq if remote is not None else None
+        if hosted.checks is not None and not hosted.checks.spend(seat, asked):
+            raise LimitExceeded(
+                f"more than {self.limits.checks_per_decision} Check calls for this decision "
+                "(--checks-per-decision)"
+            )
+        if len(action.cards) > self.limits.max_cards:
+            return pb.Verdict(
+                seq=action.seq,
+                fault=pb.MALFORMED,
+                reason=f"{len(action.cards)} cards in one action (at most {self.limits.max_cards})",
+            )
         if seat not in pending or asked is None:
             return pb.Verdict(seq=action.seq, reason="this seat has no pending decision")
         if action.seq != asked:
@@ -285,23 +376,78 @@ class MatchHost:
                     await self._finish_cancelled(hosted)
             except Exception as exc:  # one match's crash must not touch the others
                 hosted.state = MatchState.FAILED
-                hosted.error = f"{type(exc).__name__}: {exc}"
+                hosted.error = clip(f"{type(exc).__name__}: {exc}", MAX_REASON)
                 log.exception("match_failed", error=hosted.error)
+                await self._finish_failed(hosted)
             finally:
                 for digest in hosted.token_hashes:
                     self.tokens.remove_hash(digest)
+                self.live[hosted.organiser] -= 1
+                if not self.live[hosted.organiser]:
+                    del self.live[hosted.organiser]
                 hosted.done.set()
-                for callback in hosted.watchers:
+                for callback in list(hosted.watchers.values()):
                     callback(None)
+                hosted.watchers.clear()
+                self.nursery.start_soon(self._forget_later, hosted)
+
+    async def _forget_later(self, hosted: HostedMatch) -> None:
+        """Drop a finished match from memory after the retention time; its record stays
+        on disk, where Get and FetchRecord still find it."""
+        await trio.sleep(self.limits.retention_s)
+        if self.matches.get(hosted.id) is hosted:
+            del self.matches[hosted.id]
+            log.debug("match_forgotten", match_id=hosted.id)
+
+    async def _finish_failed(self, hosted: HostedMatch) -> None:
+        """A failed match (a write error, a crash) still ends for its bots: every seat
+        gets ``MatchEnd`` with reason ``failed`` and its stream is closed."""
+        start = hosted.spec.rules.start_level
+        levels = hosted.referee.match.levels if hosted.referee else (start, start)
+        deals = hosted.referee.match.deal.deal if hosted.referee else 0
+        result = MatchEnded(None, tuple(levels), deals, "failed", detail=hosted.error)  # type: ignore[arg-type]
+        with trio.move_on_after(2) as scope:
+            scope.shield = True
+            for seat in hosted.seats:
+                try:
+                    await seat.finish(result, [], hosted.record)
+                except Exception:  # a seat that cannot be told must not stop the others
+                    log.exception("seat_not_told_of_failure")
+
+    async def _await_seats(self, hosted: HostedMatch) -> list[int]:
+        """Wait until every remote seat is taken or abandoned, or the connect timeout;
+        return the seats still empty. Stops early once both teams lack a seat."""
+        remotes = [r for s in range(4) if (r := hosted.remote(s)) is not None]
+
+        def empty() -> list[int]:
+            return [r.seat for r in remotes if not r.ever_connected.is_set()]
+
+        with trio.move_on_after(hosted.spec.connect_timeout):
+            while True:
+                waiting = [s for s in empty() if s not in hosted.abandoned]
+                if not waiting or len({s % 2 for s in hosted.abandoned}) == 2:
+                    break
+                hosted.news = trio.Event()
+                async with trio.open_nursery() as nursery:
+
+                    async def wake_on(event: trio.Event) -> None:
+                        await event.wait()
+                        nursery.cancel_scope.cancel()
+
+                    nursery.start_soon(wake_on, hosted.news)
+                    for seat in waiting:
+                        remote = hosted.remote(seat)
+                        assert remote is not None
+                        nursery.start_soon(wake_on, remote.ever_connected)
+        return empty()
+
+    def _missing_reason(self, hosted: HostedMatch, seats: list[int]) -> str:
+        why = [f"seat {s} {hosted.abandoned.get(s, 'never connected')}" for s in seats]
+        return clip("; ".join(why), MAX_REASON)
 
     async def _run(self, hosted: HostedMatch) -> None:
         spec = hosted.spec
-        with trio.move_on_after(spec.connect_timeout):
-            for seat in range(4):
-                remote = hosted.remote(seat)
-                if remote is not None:
-                    await remote.ever_connected.wait()
-        missing = [s for s in range(4) if (r := hosted.remote(s)) and not r.ever_connected.is_set()]
+        missing = await self._await_seats(hosted) if hosted.restored is None else []
         if missing:
             log.warning("seats_missing_at_start", seats=missing)
         recorder: Recorder | None = None
@@ -322,8 +468,14 @@ class MatchHost:
                 remote.on_attach = partial(referee.feed.rewind, seat)
                 if resume is not None:
                     referee.feed.rewind(seat)
-        for callback in hosted.watchers:
-            hosted.referee.watch(callback)
+        hosted.watched = len(referee.watch(partial(self._fan_out, hosted)))
+        if missing:  # a missing seat cannot win: its team forfeits, or nobody plays
+            teams = sorted({s % 2 for s in missing})
+            reason = self._missing_reason(hosted, missing)
+            if len(teams) == 1:
+                referee.end_before_start(teams[0], reason)
+            else:
+                referee.end_before_start(None, f"void: {reason}")
         hosted.state = MatchState.RUNNING
         hosted.report = await hosted.referee.run()
         hosted.state = MatchState.FINISHED

@@ -1,0 +1,133 @@
+"""The servicers' side of the bounds: what a request or a message may carry.
+
+Small helpers the gRPC servicers call before anything reaches the referee, so that
+:mod:`arena.server.service` stays a thin translation layer: strings over their bound
+are refused (``INVALID_ARGUMENT``), a bot's message is cut down to what the referee
+reads (at most ``max_cards`` cards, no unknown fields: its size in memory is bounded),
+and a ``Watch`` stream whose reader lags too far is ended (``RESOURCE_EXHAUSTED``)
+rather than buffered without end. The settings are :class:`~arena.server.limits.Limits`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from typing import Any, NoReturn
+
+import grpc
+from google.protobuf.message import Message
+
+from arena.server.bridge import AsyncioOutbox
+from arena.server.limits import ByteGauge, Counter, Limits, records_problem, string_problem
+from arena.server.remote import Malformed, RemoteSeat
+from arena.v1 import arena_pb2 as pb
+
+#: Hello fields that are cut to ``max_name`` rather than refused
+CLIPPED: tuple[str, ...] = ()
+
+
+async def strings(request: Message, limits: Limits, context: Any) -> None:
+    """Refuse a request with a string over its bound (``INVALID_ARGUMENT``)."""
+    problem = string_problem(request, limits, ("seat_names",))
+    if problem is not None:
+        await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, problem)
+
+
+async def _abort(context: Any, code: grpc.StatusCode, details: str) -> NoReturn:
+    await context.abort(code, details)
+    raise AssertionError("unreachable: abort raises")
+
+
+def inbound(message: pb.BotMessage, limits: Limits) -> pb.BotMessage | Malformed:
+    """A bot's message as the referee will hold it: a fresh copy of the fields it reads
+    (unknown fields dropped), or :class:`Malformed` (a fault) when it is over a bound."""
+    kind = message.WhichOneof("kind")
+    if kind == "action":
+        action = message.action
+        if len(action.cards) > limits.max_cards:
+            n, most = len(action.cards), limits.max_cards
+            return Malformed(f"{n} cards in one action (at most {most})")
+        cards = [pb.Card(suit=c.suit, rank=c.rank) for c in action.cards]
+        return pb.BotMessage(action=pb.Action(seq=action.seq, cards=cards))
+    if kind == "hello":
+        hello = message.hello
+        problem = string_problem(hello, limits)
+        if problem is not None:
+            return Malformed(f"Hello.{problem}")
+        return pb.BotMessage(hello=pb.Hello(protocol=hello.protocol))
+    return pb.BotMessage()
+
+
+def deliver(
+    seat: RemoteSeat, conn_id: int, item: pb.BotMessage | Malformed, gauge: ByteGauge, size: int
+) -> None:
+    """Runs in trio (``run_sync_soon``): hand ``item`` to the seat, release its bytes.
+    Never raises (an exception here would end the whole trio run)."""
+    gauge.add(-size)
+    with contextlib.suppress(Exception):  # nothing may escape run_sync_soon
+        seat.deliver(conn_id, item)
+
+
+def records_ready(host: Any) -> str | None:
+    """Why the records directory cannot take another match now, or ``None``."""
+    folder = getattr(host, "records", None)
+    if folder is None:
+        return None
+    return records_problem(folder, host.limits.min_free_bytes, probe=False)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Overflow:
+    """The marker that ends a ``Watch`` stream whose reader fell too far behind."""
+
+    reason: str
+
+
+class WatchForwarder:
+    """The trio-side callback of one ``Watch`` stream: forwards batches to its outbox,
+    and past ``watch_backlog`` unread batches unsubscribes and ends the stream."""
+
+    def __init__(
+        self,
+        host: Any,
+        match_id: str,
+        outbox: AsyncioOutbox[Any],
+        limits: Limits,
+    ) -> None:
+        self.host = host
+        self.match_id = match_id
+        self.outbox = outbox
+        self.limit = limits.watch_backlog
+        self.key = 0
+        self.over = False
+
+    def __call__(self, batch: Any) -> None:
+        if self.over:
+            return
+        if batch is not None and self.outbox.statistics().buffered >= self.limit:
+            self.over = True
+            why = f"{self.limit} batches of events unread: watcher too slow (--watch-backlog)"
+            self.outbox.send_nowait(Overflow(why))
+            if self.key:
+                self.host.unwatch(self.match_id, self.key)
+            return
+        self.outbox.send_nowait(batch)
+
+
+def watch_forwarder(
+    host: Any, match_id: str, outbox: AsyncioOutbox[Any], limits: Limits
+) -> WatchForwarder:
+    return WatchForwarder(host, match_id, outbox, limits)
+
+
+__all__ = [
+    "CLIPPED",
+    "Counter",
+    "Overflow",
+    "WatchForwarder",
+    "deliver",
+    "inbound",
+    "records_ready",
+    "strings",
+    "watch_forwarder",
+]

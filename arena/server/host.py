@@ -442,7 +442,7 @@ class MatchHost:
         return empty()
 
     def _missing_reason(self, hosted: HostedMatch, seats: list[int]) -> str:
-        why = [f"seat {s} {hosted.abandoned.get(s, 'never connected')}" for s in seats]
+        why = [f"seat {s} {hosted.abandoned.get(s, 'not connected')}" for s in seats]
         return clip("; ".join(why), MAX_REASON)
 
     async def _run(self, hosted: HostedMatch) -> None:

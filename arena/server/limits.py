@@ -73,6 +73,9 @@ class Limits:
     max_page_size: int = 1000
     #: seconds a finished match stays in memory; its info and record stay on disk
     retention_s: float = 300.0
+    #: seconds a created match waits for its four bots; then a team lacking a seat
+    #: forfeits (the match is void if both do)
+    join_timeout_s: float = 60.0
     #: free bytes the records directory needs to start a match
     min_free_bytes: int = 64 * MiB
 
@@ -111,6 +114,8 @@ _FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--max-page-size", "max_page_size", int, "largest List page"),
     ("--retention", "retention_s", float,
      "seconds a finished match stays in memory (its record stays on disk)"),
+    ("--join-timeout", "join_timeout_s", float,
+     "seconds a created match waits for its bots; a team lacking a seat then forfeits"),
     ("--min-free-bytes", "min_free_bytes", int,
      "free bytes the records directory needs to start a match"),
 )  # fmt: skip

@@ -211,6 +211,7 @@ class MatchesService(pb_grpc.MatchesServicer):
                 ),
                 policy=policy,
                 seat_names=tuple(request.seat_names),
+                connect_timeout=self.host.limits.join_timeout_s,
             )
             if spec.seat_names and len(spec.seat_names) != 4:
                 raise ArenaError("seat_names needs 4 names, or none")

@@ -229,9 +229,10 @@ def many_cards(n: int) -> list[pb.Card]:
 
 
 async def huge_answer(call: Any, message: pb.RefereeMessage, outcome: SeatOutcome) -> bool:
-    """Answer the first request with thousands of cards (a MALFORMED fault)."""
-    if outcome.requests != 1:
+    """Answer the first play request with thousands of cards (a MALFORMED fault)."""
+    if message.request.kind != pb.PLAY or outcome.extra.get("huge"):
         return False
+    outcome.extra["huge"] = True
     action = pb.Action(seq=message.request.seq, cards=many_cards(5000))
     await call.write(pb.BotMessage(action=action).SerializeToString())
     return True
@@ -273,7 +274,7 @@ async def watch_churn(target: str, match_id: str, streams: int) -> list[str]:
         for _ in range(streams):
             call = stub.Watch(pb.WatchRequest(match_id=match_id))
             try:
-                await asyncio.wait_for(call.read(), 0.05)
+                await asyncio.wait_for(call.read(), 0.01)
                 statuses.append("OK")
             except TimeoutError:
                 statuses.append("OK")
@@ -283,24 +284,26 @@ async def watch_churn(target: str, match_id: str, streams: int) -> list[str]:
     return statuses
 
 
-async def hold_watches(target: str, match_id: str, streams: int) -> tuple[list[Any], list[str]]:
-    """Open ``streams`` Watch streams and keep them open; their first statuses."""
+async def hold_watches(
+    target: str, match_id: str, streams: int, settle: float = 0.5
+) -> tuple[list[Any], list[str]]:
+    """Open ``streams`` Watch streams one after another and keep them open; after
+    ``settle`` seconds, each one's status: ``OK`` while still open, ``ENDED`` if it ended
+    normally (the match is over), else the status it ended with."""
     channel = grpc.aio.insecure_channel(target)
     stub = pb_grpc.MatchesStub(channel)
-    calls, statuses = [], []
+    calls: list[Any] = []
     for _ in range(streams):
         call = stub.Watch(pb.WatchRequest(match_id=match_id))
-        try:
-            await asyncio.wait_for(call.initial_metadata(), 2)
-            await asyncio.wait_for(call.read(), 0.2)
-            statuses.append("OK")
-        except TimeoutError:
-            statuses.append("OK")
-        except grpc.RpcError as exc:
-            statuses.append(exc.code().name)
         calls.append(call)
-    calls.append(channel)
-    return calls, statuses
+        await asyncio.sleep(0.05)  # in order: the server sees them one by one
+    await asyncio.sleep(settle)
+    statuses = [_ended(await c.code()) if c.done() else "OK" for c in calls]
+    return [*calls, channel], statuses
+
+
+def _ended(code: grpc.StatusCode) -> str:
+    return "ENDED" if code == grpc.StatusCode.OK else code.name
 
 
 async def release(held: list[Any]) -> None:

@@ -100,6 +100,7 @@ class WatchForwarder:
         self.limit = limits.watch_backlog
         self.key = 0
         self.over = False
+        self.released = False  # the stream ended: slot and subscription given back
 
     def __call__(self, batch: Any) -> None:
         if self.over:

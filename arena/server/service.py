@@ -303,16 +303,33 @@ class MatchesService(pb_grpc.MatchesServicer):
                 f"you already watch {limits.watches_per_client} streams (--watches-per-client)",
             )
         outbox = AsyncioOutbox[list[tuple[int, Event]] | None | guard.Overflow]()
-        key = 0
+        forward = guard.watch_forwarder(self.host, request.match_id, outbox, limits)
+
+        def gone(_context: Any = None) -> None:
+            """The stream ended however (a client's cancel need not reach the generator):
+            release the client's slot and the subscription, once."""
+            if forward.released:
+                return
+            forward.released = True
+            self.watching.release(client)
+            forward.over = True
+            if forward.key:
+                call_in_trio_nowait(self.trio, self.host.unwatch, request.match_id, forward.key)
+            outbox.close()
+
+        context.add_done_callback(gone)
         try:
-            forward = guard.watch_forwarder(self.host, request.match_id, outbox, limits)
             try:
-                key, past = await run_in_trio(self.trio, self.host.watch, request.match_id, forward)
+                forward.key, past = await run_in_trio(
+                    self.trio, self.host.watch, request.match_id, forward
+                )
             except KeyError:
                 await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
             except LimitExceeded as exc:
                 await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
-            forward.key = key
+            if forward.released:  # the client left while subscribing
+                call_in_trio_nowait(self.trio, self.host.unwatch, request.match_id, forward.key)
+                return
             for index, event in past:
                 if index >= request.from_index:
                     yield convert.event_to_pb(event, index)
@@ -325,10 +342,7 @@ class MatchesService(pb_grpc.MatchesServicer):
                     if index >= request.from_index:
                         yield convert.event_to_pb(event, index)
         finally:
-            self.watching.release(client)
-            if key:
-                call_in_trio_nowait(self.trio, self.host.unwatch, request.match_id, key)
-            outbox.close()
+            gone()
 
     async def FetchRecord(
         self, request: pb.FetchRecordRequest, context: Ctx

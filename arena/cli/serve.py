@@ -45,7 +45,11 @@ def resume_matches(host: MatchHost, folder: Path) -> list[str]:
         except OSError as exc:
             _skip(path, 0, exc.strerror or str(exc))
             continue
-        if record.complete or record.header is None:
+        if record.complete:
+            continue
+        if record.header is None:  # cut off before its header, or a damaged header
+            line, why = record.issues[0] if record.issues else (0, "no complete header line")
+            _skip(path, line, why)
             continue
         try:
             hosted = host.restore(str(path))

@@ -377,7 +377,10 @@ class MatchHost:
             except Exception as exc:  # one match's crash must not touch the others
                 hosted.state = MatchState.FAILED
                 hosted.error = clip(f"{type(exc).__name__}: {exc}", MAX_REASON)
-                log.exception("match_failed", error=hosted.error)
+                if isinstance(exc, OSError):  # the record could not be written: no bug
+                    log.error("match_failed", error=hosted.error, record=hosted.record)
+                else:
+                    log.exception("match_failed", error=hosted.error)
                 await self._finish_failed(hosted)
             finally:
                 for digest in hosted.token_hashes:

@@ -323,7 +323,9 @@ async def create_flood(target: str, limit: int) -> tuple[int, list[str], list[st
         stub = pb_grpc.MatchesStub(channel)
         for _ in range(limit):
             try:
-                made.append((await stub.Create(pb.CreateMatchRequest(deals=1), timeout=10)).match_id)
+                made.append(
+                    (await stub.Create(pb.CreateMatchRequest(deals=1), timeout=10)).match_id
+                )
             except grpc.RpcError as exc:
                 refused.append(f"{exc.code().name}: {exc.details()}")
                 break

@@ -72,7 +72,7 @@ def test_a_full_or_read_only_records_directory_fails_cleanly(tiny_disk: Path) ->
                 time.sleep(0.05)
             time.sleep(0.5)  # the match is being played and recorded
             filler = fill(tiny_disk)
-            match_id, seats = playing.result(timeout=60)
+            _match_id, seats = playing.result(timeout=60)
         # the write failed: every seat was told, with reason "failed", and let go
         for seat in seats:
             assert seat is not None and seat.status == "OK", seat
@@ -129,8 +129,7 @@ def test_a_damaged_record_at_start_is_skipped_with_one_warning(tmp_path: Path) -
     assert skipped == [
         f"arena serve: skipping {damaged} line 0: "
         "ValueError: could not convert string to float: 'fast'",
-        f"arena serve: skipping {records / 'm-00000000000b.jsonl'} line 0: "
-        "no complete header line",
+        f"arena serve: skipping {records / 'm-00000000000b.jsonl'} line 0: no complete header line",
     ]
 
 

@@ -109,7 +109,7 @@ def test_a_message_over_the_size_limit_ends_only_its_stream(server: kit.Served) 
 def test_a_flood_of_big_unrequested_messages_is_not_kept(server: kit.Served) -> None:
     before = server.rss_mib()
     flood = [kit.padded_late_action(60_000)] * 400  # 24 MB that nobody asked for
-    match_id, seats = run(_abused_match(server.target, raw=flood))  # type: ignore[misc]
+    _match_id, seats = run(_abused_match(server.target, raw=flood))  # type: ignore[misc]
     grown = server.rss_mib() - before
     assert grown < 12, f"the server kept {grown:.1f} MiB of a flood"
     assert all(s.end is not None and s.end.result.reason == "deals_played" for s in seats)
@@ -125,7 +125,9 @@ def test_check_calls_are_bounded_per_decision(server: kit.Served) -> None:
     async def play() -> list[kit.SeatOutcome]:
         async with asyncio.TaskGroup() as group:
             tasks = [
-                group.create_task(kit.play_seat(server.target, t, 0.0, "x", spam if s == 1 else None))
+                group.create_task(
+                    kit.play_seat(server.target, t, 0.0, "x", spam if s == 1 else None)
+                )
                 for s, t in enumerate(tokens)
             ]
         return [t.result() for t in tasks]
@@ -204,8 +206,9 @@ def test_strings_over_their_bound_are_refused_and_names_escaped(server: kit.Serv
                     stub.Get(pb.GetMatchRequest(match_id="m" * 1000), timeout=5)
                 ),
                 "reason": await kit.call_status(
-                    stub.Cancel(pb.CancelMatchRequest(match_id="m-x", reason="r" * 10_000),
-                                timeout=5)  # fmt: skip
+                    stub.Cancel(
+                        pb.CancelMatchRequest(match_id="m-x", reason="r" * 10_000), timeout=5
+                    )
                 ),
             }
         created = await kit.create(server.target, deals=1)
@@ -226,7 +229,9 @@ def test_strings_over_their_bound_are_refused_and_names_escaped(server: kit.Serv
 
     seen = run(scenario())
     assert seen["seat_names"] == (  # type: ignore[index]
-        "INVALID_ARGUMENT", "seat_names is 100 characters (at most 16)")
+        "INVALID_ARGUMENT",
+        "seat_names is 100 characters (at most 16)",
+    )
     assert seen["rules"][0] == "INVALID_ARGUMENT"  # type: ignore[index]
     assert "at most 32" in seen["rules"][1]  # type: ignore[index]
     assert seen["match_id"] == ("INVALID_ARGUMENT", "match_id is 1000 characters (at most 64)")  # type: ignore[index]
@@ -290,7 +295,7 @@ def test_a_seat_that_never_comes_forfeits_and_two_make_the_match_void(
 
 
 def test_a_finished_match_leaves_memory_but_stays_readable(server: kit.Served) -> None:
-    match_id, seats = run(kit.play_match(server.target, deals=1))  # type: ignore[misc]
+    match_id, _seats = run(kit.play_match(server.target, deals=1))  # type: ignore[misc]
     time.sleep(3.5)  # --retention 3
 
     async def look() -> tuple[list[str], pb.MatchInfo, list[str]]:

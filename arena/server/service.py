@@ -317,7 +317,7 @@ class MatchesService(pb_grpc.MatchesServicer):
                 call_in_trio_nowait(self.trio, self.host.unwatch, request.match_id, forward.key)
             outbox.close()
 
-        context.add_done_callback(gone)
+        context.add_done_callback(gone)  # type: ignore[arg-type]  # the stubs' alias
         try:
             try:
                 forward.key, past = await run_in_trio(

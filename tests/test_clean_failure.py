@@ -20,8 +20,6 @@ from pathlib import Path
 import grpc
 import pytest
 
-from arena.v1 import arena_pb2 as pb
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 import abuse_kit as kit  # noqa: E402
@@ -156,6 +154,8 @@ def test_text_from_a_bot_is_escaped_on_the_terminal(tmp_path: Path) -> None:
         ("nosuchbot", "could not start: No such file or directory", "could not start"),
         (f"{sys.executable} -c \"import sys; print('boom at start', file=sys.stderr); "
          "sys.exit(3)\"", "exited with status 3 before taking its seat", "| boom at start"),
+        (f"{sys.executable} -c \"import time; print('thinking', flush=True); time.sleep(60)\"",
+         "did not connect within 3 s", "| thinking"),
     ],
 )  # fmt: skip
 def test_arena_match_reports_a_bot_that_never_takes_its_seat_at_once(
@@ -164,7 +164,7 @@ def test_arena_match_reports_a_bot_that_never_takes_its_seat_at_once(
     started = time.monotonic()
     done = subprocess.run(
         [*ARENA, "match", "--deals", "1", "--bot", bot, *["--bot", "builtin:greedy"] * 3,
-         "--record", str(tmp_path / "m.jsonl")],
+         "--record", str(tmp_path / "m.jsonl"), "--connect-timeout", "3"],
         capture_output=True, text=True, timeout=120, cwd=ROOT, check=False,
         env={**os.environ, "NO_COLOR": "1"},
     )  # fmt: skip
@@ -191,6 +191,23 @@ def test_a_forfeit_before_the_first_deal_is_a_record_that_verifies(tmp_path: Pat
     assert "forfeit: seat 0 could not start" in replay.stdout
 
 
-def test_protobuf_roundtrip_of_a_failed_result() -> None:
-    # MatchEnd reason "failed" is a plain MatchResult.reason (no new enum needed)
-    assert pb.MatchResult(reason="failed").reason == "failed"
+def test_arena_batch_reports_a_bot_that_cannot_start_and_exits_1(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*ARENA, "batch", "--matches", "1", "--parallel", "1", "--deals", "1",
+         "--bot", "nosuchbot", *["--bot", "builtin:greedy"] * 3, "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=120, cwd=ROOT, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "could not start: No such file or directory" in done.stderr
+
+
+def test_live_matches_are_bounded_in_total(tmp_path: Path) -> None:
+    flags = ("--matches-total", "3", "--matches-per-organiser", "100")
+    with kit.serve(tmp_path / "records", *flags) as server:
+        made, refused, ids = asyncio.run(kit.create_flood(server.target, 10))
+        assert made == 3
+        assert refused == [
+            "RESOURCE_EXHAUSTED: the server already runs 3 live matches (--matches-total)"
+        ]
+        asyncio.run(kit.cancel_all(server.target, ids))
+        assert asyncio.run(kit.alive(server.target))

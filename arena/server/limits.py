@@ -129,9 +129,10 @@ def add_limit_options(parser: argparse.ArgumentParser) -> None:
     defaults = Limits()
     for flag, field, kind, text in _FLAGS:
         default = getattr(defaults, field)
+        shown = f"{default:g}" if kind is float else str(default)
         group.add_argument(
-            flag, dest=f"limit_{field}", type=kind, default=default, metavar="N",
-            help=f"{text} (default {default:g})",
+            flag, dest=f"limit_{field}", type=kind, default=default,
+            metavar="S" if kind is float else "N", help=f"{text} (default {shown})",
         )  # fmt: skip
 
 

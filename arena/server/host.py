@@ -450,9 +450,11 @@ class MatchHost:
 
     async def _run(self, hosted: HostedMatch) -> None:
         spec = hosted.spec
-        missing = await self._await_seats(hosted) if hosted.restored is None else []
+        missing = await self._await_seats(hosted)
         if missing:
             log.warning("seats_missing_at_start", seats=missing)
+        if hosted.restored is not None:  # a resumed match goes on; absent seats are faulted
+            missing = []
         recorder: Recorder | None = None
         resume: Resume | None = None
         if hosted.restored is not None:
@@ -471,7 +473,8 @@ class MatchHost:
                 remote.on_attach = partial(referee.feed.rewind, seat)
                 if resume is not None:
                     referee.feed.rewind(seat)
-        hosted.watched = len(referee.watch(partial(self._fan_out, hosted)))
+        past = referee.watch(partial(self._fan_out, hosted))
+        hosted.watched = past[-1][0] + 1 if past else 0
         if missing:  # a missing seat cannot win: its team forfeits, or nobody plays
             teams = sorted({s % 2 for s in missing})
             reason = self._missing_reason(hosted, missing)

@@ -81,6 +81,8 @@ class StartupWatch:
     failures: list[BotFailure] = dataclasses.field(default_factory=list)
 
     def fail(self, hosted: Any, seat: int, command: str, log: Path, what: str) -> None:
+        if any(f.seat == seat for f in self.failures):  # one report per seat
+            return
         failure = BotFailure(seat, command, what, str(log), tail(log))
         self.failures.append(failure)
         self.report(failure)
@@ -93,15 +95,29 @@ class StartupWatch:
         connect within the connect timeout."""
         remote = hosted.remote(seat)
         async with trio.open_nursery() as nursery:
+            started = trio.current_time()
+
+            def check_connected() -> None:
+                if (
+                    remote is None
+                    or remote.ever_connected.is_set()
+                    or process.returncode is not None
+                ):
+                    return
+                waited = trio.current_time() - started
+                what = (
+                    f"did not connect within {self.connect_timeout:g} s"
+                    if waited >= self.connect_timeout - 0.5
+                    else f"had not connected when the match ended ({waited:.1f} s)"
+                )
+                self.fail(hosted, seat, command, log, what)
 
             async def never_connected() -> None:
                 if remote is None:
                     return
                 with trio.move_on_after(self.connect_timeout):
                     await remote.ever_connected.wait()
-                if not remote.ever_connected.is_set() and process.returncode is None:
-                    what = f"did not connect within {self.connect_timeout:g} s"
-                    self.fail(hosted, seat, command, log, what)
+                check_connected()
 
             async def exited() -> None:
                 await process.wait()
@@ -115,6 +131,7 @@ class StartupWatch:
 
             async def over() -> None:
                 await hosted.done.wait()
+                check_connected()  # the host's timeout may end the match first
                 nursery.cancel_scope.cancel()
 
             nursery.start_soon(never_connected)

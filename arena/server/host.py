@@ -68,6 +68,9 @@ class MatchSpec:
     local: dict[int, Bot] = dataclasses.field(default_factory=dict)
     connect_timeout: float = 60.0
     stacked: dict[int, Sequence[Any]] = dataclasses.field(default_factory=dict)
+    # a team lacking a seat after connect_timeout forfeits (both: void); False plays
+    # the missing seats' fallbacks, as check-bot does to show where a bot goes wrong
+    missing_forfeits: bool = True
 
 
 @dataclasses.dataclass(eq=False)
@@ -453,8 +456,8 @@ class MatchHost:
         missing = await self._await_seats(hosted)
         if missing:
             log.warning("seats_missing_at_start", seats=missing)
-        if hosted.restored is not None:  # a resumed match goes on; absent seats are faulted
-            missing = []
+        if hosted.restored is not None or not spec.missing_forfeits:
+            missing = []  # a resumed match goes on; absent seats are faulted
         recorder: Recorder | None = None
         resume: Resume | None = None
         if hosted.restored is not None:

@@ -66,7 +66,8 @@ POLICY = FaultPolicy(max_faults=50)  # let every hostile match run to its end
 CONNECT = 60.0  # seconds for a match's bots to connect (a loaded machine is slow)
 NEVER = 3.0  # the connect timeout of a match whose hostile bot never joins
 RUN_TIMEOUT = 120.0  # the whole module's matches; beyond this something hangs
-LEAVE = 20.0  # seconds a bot may take to exit after its match ended
+LEAVE = 60.0  # seconds a bot may take to exit after its match ended (a never-seated
+# bot may still be starting when its match is forfeited, on a loaded machine)
 
 
 def hostile(name: str, *args: str) -> list[str]:

@@ -447,13 +447,17 @@ class MatchHost:
                         nursery.start_soon(wake_on, remote.ever_connected)
         return empty()
 
-    def _missing_reason(self, hosted: HostedMatch, seats: list[int]) -> str:
-        why = [f"seat {s} {hosted.abandoned.get(s, 'not connected')}" for s in seats]
+    def _missing_reason(self, hosted: HostedMatch, seats: list[int], waited: float) -> str:
+        timeout = hosted.spec.connect_timeout
+        absent = f"never connected within {timeout:g} s" if waited >= timeout else "not connected"
+        why = [f"seat {s} {hosted.abandoned.get(s, absent)}" for s in seats]
         return clip("; ".join(why), MAX_REASON)
 
     async def _run(self, hosted: HostedMatch) -> None:
         spec = hosted.spec
+        waiting_since = trio.current_time()
         missing = await self._await_seats(hosted)
+        waited = trio.current_time() - waiting_since
         if missing:
             log.warning("seats_missing_at_start", seats=missing)
         if hosted.restored is not None or not spec.missing_forfeits:
@@ -480,7 +484,7 @@ class MatchHost:
         hosted.watched = past[-1][0] + 1 if past else 0
         if missing:  # a missing seat cannot win: its team forfeits, or nobody plays
             teams = sorted({s % 2 for s in missing})
-            reason = self._missing_reason(hosted, missing)
+            reason = self._missing_reason(hosted, missing, waited)
             if len(teams) == 1:
                 referee.end_before_start(teams[0], reason)
             else:

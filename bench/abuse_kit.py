@@ -62,13 +62,14 @@ class Served:
 
 @contextmanager
 def serve(records: Path, *flags: str, timeout: float = 60) -> Iterator[Served]:
-    """Run ``arena serve --listen 127.0.0.1:0`` with ``flags``; yield once it listens."""
+    """Run ``arena serve --listen 127.0.0.1:0 --open`` (no organiser token: every client
+    may create, the bounds are what is tested) with ``flags``; yield once it listens."""
     records.mkdir(parents=True, exist_ok=True)
     err = records.parent / f"{records.name}.serve.log"
     with open(err, "wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "arena.cli.main", "serve", "--listen", "127.0.0.1:0",
-             "--records", str(records), *flags],
+             "--records", str(records), "--open", *flags],
             stdout=subprocess.DEVNULL, stderr=out, cwd=ROOT,
         )  # fmt: skip
     served = Served(process, "", records, err)

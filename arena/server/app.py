@@ -5,15 +5,18 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 import trio
 
+from arena.server.access import Access, AccessInterceptor
 from arena.server.bridge import GrpcServerConfig, GrpcThread, open_grpc_server
 from arena.server.host import MatchHost, RecorderFactory, TokenBook
 from arena.server.limits import Limits
 from arena.server.service import ArenaService, MatchesService
+from arena.server.tls import ServerTls
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 SERVICES = ("arena.v1.Arena", "arena.v1.Matches")
@@ -23,6 +26,12 @@ SERVICES = ("arena.v1.Arena", "arena.v1.Matches")
 class ArenaServer:
     host: MatchHost
     grpc: GrpcThread
+    access: Access
+
+    @property
+    def organiser_token(self) -> str:
+        """The token for the ``Matches`` service (``authorization: Bearer …``); "" if open."""
+        return self.access.organiser_token
 
     @property
     def target(self) -> str:
@@ -35,6 +44,8 @@ async def open_arena_server(
     address: str = "127.0.0.1:0",
     recorder_factory: RecorderFactory | None = None,
     before_listening: Callable[[MatchHost], object] | None = None,
+    access: Access | None = None,
+    tls: ServerTls | None = None,
     limits: Limits | None = None,
     records: Path | None = None,
 ) -> AsyncIterator[ArenaServer]:
@@ -43,6 +54,11 @@ async def open_arena_server(
     ``before_listening(host)`` runs before the port opens (``arena serve`` restores
     crashed matches there, so a returning bot never meets an unknown token). Matches
     still running when the block ends are cancelled (and recorded as such).
+
+    ``access`` says who may call what (docs/security.md); by default a fresh organiser
+    token known only to this process (:meth:`Access.internal`), which is what an
+    embedded server wants: its bots hold seat tokens and can use nothing else.
+    ``tls``: serve TLS instead of plaintext.
     ``limits`` bound what clients may make it hold (docs/limits.md); ``records`` is the
     folder of ``<match id>.jsonl`` records, where forgotten matches are looked up.
     """
@@ -52,9 +68,13 @@ async def open_arena_server(
         if before_listening is not None:
             before_listening(host)
         token = trio.lowlevel.current_trio_token()
+        book = host.tokens
+        access = replace(
+            access or Access.internal(), is_seat_token=lambda t: book.lookup(t) is not None
+        )
         registrations = [
             partial(pb_grpc.add_ArenaServicer_to_server, ArenaService(host, token)),
-            partial(pb_grpc.add_MatchesServicer_to_server, MatchesService(host, token)),
+            partial(pb_grpc.add_MatchesServicer_to_server, MatchesService(host, token, access)),
         ]
         config = GrpcServerConfig(
             address=address,
@@ -62,10 +82,12 @@ async def open_arena_server(
             options=limits.grpc_options(),
             max_receive_message_bytes=limits.max_message_bytes,
             maximum_concurrent_rpcs=limits.max_rpcs,
+            interceptors=(AccessInterceptor(access),),
+            credentials=tls.credentials() if tls else None,
         )
         async with open_grpc_server(registrations, config) as grpc_thread:
             try:
-                yield ArenaServer(host, grpc_thread)
+                yield ArenaServer(host, grpc_thread, access)
             finally:
                 for hosted in list(host.matches.values()):
                     host.cancel(hosted.id, "server shutting down")

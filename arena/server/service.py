@@ -15,12 +15,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
+import structlog
 import trio
 
 from arena.errors import ArenaError
 from arena.game import Event
 from arena.referee import FaultPolicy
 from arena.server import convert, guard
+from arena.server.access import Access, Refusal, Role
 from arena.server.archive import info_from_record, record_path
 from arena.server.bridge import AsyncioOutbox, call_in_trio_nowait
 from arena.server.host import (
@@ -33,10 +35,12 @@ from arena.server.host import (
 )
 from arena.server.limits import ByteGauge, client_of, page_of, page_token, string_problem
 from arena.server.remote import Connection, Malformed, RemoteSeat
+from arena.server.spectate import DelayedFeed, SpectatorDelay, spectator_record
 from arena.text import clean_name
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
+log = structlog.get_logger()
 HELLO_TIMEOUT = 5.0
 Ctx = grpc.aio.ServicerContext[Any, Any]
 EOF: object = grpc.aio.EOF  # type: ignore[attr-defined]  # missing from the stubs
@@ -183,12 +187,27 @@ class ArenaService(pb_grpc.ArenaServicer):
 
 
 class MatchesService(pb_grpc.MatchesServicer):
-    """The organisers' service: create, list, get, cancel, watch, fetch the record."""
+    """The organisers' service: create, list, get, cancel, watch, fetch the record.
 
-    def __init__(self, host: MatchHost, trio_token: trio.lowlevel.TrioToken) -> None:
+    Who may call which method is checked before it runs (:mod:`arena.server.access`);
+    ``Watch`` and ``FetchRecord`` also ask the caller's role, to delay and redact for
+    everyone but the organiser.
+    """
+
+    def __init__(
+        self, host: MatchHost, trio_token: trio.lowlevel.TrioToken, access: Access | None = None
+    ) -> None:
         self.host = host
         self.trio = trio_token
+        self.access = access or Access.internal()  # nobody knows its token: closed
         self.watching = guard.Counter()  # Watch streams per client
+
+    async def _role(self, context: Ctx) -> Role:
+        try:
+            return self.access.role_of(context.invocation_metadata())
+        except Refusal as refusal:
+            await context.abort(refusal.code, refusal.message)
+            raise  # unreachable: abort raises
 
     async def Create(self, request: pb.CreateMatchRequest, context: Ctx) -> pb.CreateMatchResponse:
         await guard.strings(request, self.host.limits, context)
@@ -296,6 +315,9 @@ class MatchesService(pb_grpc.MatchesServicer):
         unsubscribed as soon as the client goes (docs/limits.md)."""
         limits = self.host.limits
         await guard.strings(request, limits, context)
+        # Spectators are kept --spectator-delay behind; the organiser sees it live.
+        live = await self._role(context) is Role.ORGANISER
+        delayed = DelayedFeed(SpectatorDelay() if live else self.access.spectator_delay)
         client = client_of(context.peer())
         if not self.watching.acquire(client, limits.watches_per_client):
             await context.abort(
@@ -330,17 +352,18 @@ class MatchesService(pb_grpc.MatchesServicer):
             if forward.released:  # the client left while subscribing
                 call_in_trio_nowait(self.trio, self.host.unwatch, request.match_id, forward.key)
                 return
-            for index, event in past:
+            for index, event in delayed.push(past):
                 if index >= request.from_index:
                     yield convert.event_to_pb(event, index)
             async for batch in outbox:
-                if batch is None:
-                    return
                 if isinstance(batch, guard.Overflow):
                     await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, batch.reason)
-                for index, event in batch:
+                    return  # unreachable: abort raises
+                for index, event in delayed.close() if batch is None else delayed.push(batch):
                     if index >= request.from_index:
                         yield convert.event_to_pb(event, index)
+                if batch is None:
+                    return
         finally:
             gone()
 
@@ -352,15 +375,31 @@ class MatchesService(pb_grpc.MatchesServicer):
             return hosted.record, hosted.state
 
         await guard.strings(request, self.host.limits, context)
+        role = await self._role(context)
         try:
-            record, _state = await run_in_trio(self.trio, where)
+            record, state = await run_in_trio(self.trio, where)
         except KeyError:
             path = record_path(self.host.records, request.match_id)
             if path is None:
                 await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
-            record = str(path)
+            record, state = str(path), MatchState.FINISHED  # forgotten: read from disk
+        running = state in (MatchState.WAITING, MatchState.RUNNING)
+        if running and request.full and role is not Role.ORGANISER:
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED,
+                "only the organiser may fetch the full record of a running match",
+            )
         if not record or not Path(record).exists():
             await context.abort(grpc.StatusCode.NOT_FOUND, "this match has no record on disk")
-        text = await asyncio.to_thread(Path(record).read_text, encoding="utf-8")
-        for index, line in enumerate(text.splitlines()):
+        data = await asyncio.to_thread(Path(record).read_bytes)
+        if running and request.full:
+            log.warning("full_record_of_running_match_fetched", match_id=request.match_id)
+        elif running:
+            # A running match: its hidden cards stay hidden (docs/security.md).
+            delay = SpectatorDelay() if role is Role.ORGANISER else self.access.spectator_delay
+            lines = await asyncio.to_thread(spectator_record, data, delay)
+            for n, line in lines:
+                yield pb.RecordChunk(index=n, line=line)
+            return
+        for index, line in enumerate(data.decode("utf-8").splitlines()):
             yield pb.RecordChunk(index=index, line=line)

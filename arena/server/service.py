@@ -162,7 +162,11 @@ class ArenaService(pb_grpc.ArenaServicer):
                 while gauge.add(0) > limits.connection_buffer_bytes:
                     await asyncio.sleep(0.005)
                 gauge.add(size)
-                call_in_trio_nowait(self.trio, guard.deliver, seat, conn_id, item, gauge, size)
+                if not call_in_trio_nowait(
+                    self.trio, guard.deliver, seat, conn_id, item, gauge, size
+                ):
+                    gauge.add(-size)  # the referee has stopped: nothing will take it
+                    break
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # undecodable bytes, a reset: the stream is unusable

@@ -149,14 +149,11 @@ class Referee:
         )
 
     def end_before_start(self, team: int | None, reason: str) -> None:
-        """End the match before :meth:`run` asks anything, recorded as an input like any
-        forfeit: ``team`` forfeits (a seat of it never came), or with ``None`` the match
-        is void (recorded as cancelled). :meth:`run` then only closes it."""
+        """Before :meth:`run`: ``team`` forfeits (``None``: void, recorded as cancelled)."""
+        self._input("cancel" if team is None else "forfeit", team=team, reason=reason)
         if team is None:
-            self._input("cancel", reason=reason)
             self.match.cancel(reason)
         else:
-            self._input("forfeit", team=team, reason=reason)
             self.match.forfeit(team, reason)
 
     # -- the match -----------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""A finished match's info, read back from its record once it has left memory.
+"""A match's ``MatchInfo``: from memory, or read back from its record once forgotten.
 
 The host forgets a finished match after the retention time (``--retention``), so a
 server that runs for days keeps a flat memory; ``Get`` and ``FetchRecord`` then find
@@ -8,11 +8,36 @@ the match by its id in the records directory. Runs in a worker thread (file I/O)
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from arena.records import read_record
 from arena.server import convert
 from arena.server.limits import is_match_id
 from arena.v1 import arena_pb2 as pb
+
+if TYPE_CHECKING:
+    from arena.server.host import HostedMatch
+
+
+def live_info(hosted: HostedMatch) -> pb.MatchInfo:
+    """The ``MatchInfo`` of a match in memory (trio thread)."""
+    remotes = [hosted.remote(s) for s in range(4)]
+    info = pb.MatchInfo(
+        match_id=hosted.id,
+        state=pb.MatchState.Value(hosted.state.value.upper()),
+        seat_names=list(hosted.spec.seat_names) or [s.name for s in hosted.seats],
+        connected=[r.conn is not None if r is not None else True for r in remotes],
+        rules=convert.rules_to_pb(hosted.spec.rules),
+        time_control=convert.time_control_to_pb(hosted.spec.time_control),
+        error=hosted.error,
+    )
+    if hosted.referee is not None:
+        match = hosted.referee.match
+        info.deal = match.deal.deal
+        info.levels.extend(convert.rank_to_pb(r) for r in match.levels)
+        if match.result is not None:
+            info.result.CopyFrom(convert.result_to_pb(match.result, hosted.referee.faults))
+    return info
 
 
 def record_path(folder: Path | None, match_id: str) -> Path | None:
@@ -59,4 +84,4 @@ def info_from_record(path: Path) -> pb.MatchInfo:
     return info
 
 
-__all__ = ["info_from_record", "record_path"]
+__all__ = ["info_from_record", "live_info", "record_path"]

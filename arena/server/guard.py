@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 import grpc
 from google.protobuf.message import Message
 
-from arena.server.bridge import AsyncioOutbox
+from arena.server.bridge import AsyncioOutbox, call_in_trio_nowait
 from arena.server.limits import ByteGauge, Counter, Limits, records_problem, string_problem
 from arena.server.remote import Malformed, RemoteSeat
 from arena.v1 import arena_pb2 as pb
@@ -101,6 +101,22 @@ class WatchForwarder:
         self.key = 0
         self.over = False
         self.released = False  # the stream ended: slot and subscription given back
+
+    def on_release(self, trio_token: Any, counter: Counter, client: str) -> None:
+        """What :meth:`gone` gives back: ``client``'s slot in ``counter``."""
+        self._trio, self._counter, self._client = trio_token, counter, client
+
+    def gone(self, _context: Any = None) -> None:
+        """The stream ended, however (a client's cancel need not reach the generator, so
+        this is also the servicer context's done callback): release the client's slot
+        and the subscription, once."""
+        if self.released:
+            return
+        self.released = self.over = True
+        self._counter.release(self._client)
+        if self.key:
+            call_in_trio_nowait(self._trio, self.host.unwatch, self.match_id, self.key)
+        self.outbox.close()
 
     def __call__(self, batch: Any) -> None:
         if self.over:

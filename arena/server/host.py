@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import hashlib
 import secrets
-import threading
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -23,15 +21,18 @@ from typing import Any
 import structlog
 import trio
 
-from arena.errors import ArenaError, ProtocolError
-from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder, indexed_seat_events
+from arena.errors import ProtocolError
+from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder
 from arena.records import Restored, read_record, reopen, restore
 from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, Resume, Seat, TimeControl
-from arena.referee.referee import SPECTATOR
 from arena.rules import RuleSet
-from arena.server import convert
+from arena.server import convert, seating
+from arena.server.archive import live_info
 from arena.server.limits import CheckBudget, Limits
 from arena.server.remote import RemoteSeat
+from arena.server.seating import Watcher, Watchers
+from arena.server.tokens import TokenBook as TokenBook
+from arena.server.tokens import token_hash as token_hash
 from arena.text import MAX_REASON, clip
 from arena.v1 import arena_pb2 as pb
 
@@ -45,15 +46,6 @@ class MatchState(enum.Enum):
     FINISHED = "finished"
     CANCELLED = "cancelled"
     FAILED = "failed"
-
-
-LIVE = (MatchState.WAITING, MatchState.RUNNING)
-Watcher = Callable[[list[tuple[int, Event]] | None], None]
-
-
-class LimitExceeded(ArenaError):
-    """A bound of :class:`~arena.server.limits.Limits` refuses the request
-    (``RESOURCE_EXHAUSTED``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,8 +81,7 @@ class HostedMatch:
     record: str = ""
     scope: trio.CancelScope = dataclasses.field(default_factory=trio.CancelScope)
     done: trio.Event = dataclasses.field(default_factory=trio.Event)
-    watchers: dict[int, Watcher] = dataclasses.field(default_factory=dict)
-    watched: int = 0  # public events passed to the watchers so far
+    watchers: Watchers = dataclasses.field(default_factory=Watchers)
     serial: int = 0  # creation order, for List's pages
     organiser: str = ""  # who created it (its live matches are counted)
     abandoned: dict[int, str] = dataclasses.field(default_factory=dict)  # seat -> why
@@ -106,33 +97,6 @@ class HostedMatch:
         return self.referee.match.result if self.referee else None
 
 
-class TokenBook:
-    """Seat tokens → (match, seat). Written on the trio thread, read from the gRPC one."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._seats: dict[str, tuple[HostedMatch, int]] = {}  # by SHA-256 of the token
-
-    def add(self, token: str, match: HostedMatch, seat: int) -> None:
-        self.add_hash(token_hash(token), match, seat)
-
-    def add_hash(self, digest: str, match: HostedMatch, seat: int) -> None:
-        """Admit a token known only by its hash (a match restored from its record)."""
-        with self._lock:
-            self._seats[digest] = (match, seat)
-
-    def remove(self, token: str) -> None:
-        self.remove_hash(token_hash(token))
-
-    def remove_hash(self, digest: str) -> None:
-        with self._lock:
-            self._seats.pop(digest, None)
-
-    def lookup(self, token: str) -> tuple[HostedMatch, int] | None:
-        with self._lock:
-            return self._seats.get(token_hash(token))
-
-
 RecorderFactory = Callable[[HostedMatch], tuple[Recorder | None, str]]
 
 
@@ -144,42 +108,32 @@ def _policy_args(policy: Any) -> dict[str, Any]:
     }
 
 
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
 class MatchHost:
     """Creates, runs, cancels and describes matches (trio thread only)."""
 
     def __init__(
         self,
         nursery: trio.Nursery,
-        tokens: TokenBook | None = None,
+        tokens: TokenBook[HostedMatch] | None = None,
         recorder_factory: RecorderFactory | None = None,
         limits: Limits | None = None,
         records: Path | None = None,
     ) -> None:
         self.nursery = nursery
-        self.tokens = tokens or TokenBook()
+        self.tokens: TokenBook[HostedMatch] = tokens or TokenBook()
         self.recorder_factory = recorder_factory
         self.limits = limits or Limits()
         self.records = records  # where evicted matches' records are (``<id>.jsonl``)
         self.matches: dict[str, HostedMatch] = {}
         self.live: dict[str, int] = {}  # live matches per organiser
         self._serials = 0
-        self._watch_keys = 0
 
     # -- organiser verbs -------------------------------------------------------------------
 
     def create(self, spec: MatchSpec, organiser: str = "") -> HostedMatch:
         """Raises :class:`LimitExceeded` past ``matches_total`` or
         ``matches_per_organiser`` live matches."""
-        total = sum(self.live.values())
-        if total >= self.limits.matches_total:
-            raise LimitExceeded(f"the server already runs {total} live matches (--matches-total)")
-        mine = self.live.get(organiser, 0)
-        if mine >= self.limits.matches_per_organiser:
-            raise LimitExceeded(f"you already have {mine} live matches (--matches-per-organiser)")
+        self.limits.admit(self.live, organiser)
         match_id = "m-" + secrets.token_hex(6)
         seed = spec.seed if spec.seed is not None else secrets.randbits(63)
         seats: list[Seat] = []
@@ -263,15 +217,8 @@ class MatchHost:
         self.live[organiser] = self.live.get(organiser, 0) + 1
 
     def abandon(self, match_id: str, seat: int, why: str) -> None:
-        """The bot meant for ``seat`` will not come (its process ended before taking the
-        seat): stop waiting for it. Once every seat is taken or abandoned the match
-        starts, or is forfeited or void (see :meth:`_await_seats`)."""
-        hosted = self.matches.get(match_id)
-        remote = hosted.remote(seat) if hosted is not None else None
-        if hosted is None or remote is None or remote.ever_connected.is_set():
-            return
-        hosted.abandoned[seat] = why
-        hosted.news.set()
+        """Stop waiting for ``seat``: its bot will not come (see :func:`seating.abandon`)."""
+        seating.abandon(self.matches.get(match_id), seat, why)
 
     def cancel(self, match_id: str, reason: str = "cancelled") -> HostedMatch:
         hosted = self.get(match_id)
@@ -297,33 +244,15 @@ class MatchHost:
         hosted = self.get(match_id)
         if hosted.done.is_set():
             callback(None)
-            return 0, self._past(hosted)
-        if len(hosted.watchers) >= self.limits.watches_per_match:
-            raise LimitExceeded(
-                f"match {match_id} already has {len(hosted.watchers)} watchers "
-                "(--watches-per-match)"
-            )
-        self._watch_keys += 1
-        hosted.watchers[self._watch_keys] = callback
-        return self._watch_keys, self._past(hosted)
+            return 0, hosted.watchers.past(hosted.referee)
+        key = hosted.watchers.add(callback, self.limits.watches_per_match, match_id)
+        return key, hosted.watchers.past(hosted.referee)
 
     def unwatch(self, match_id: str, key: int) -> None:
         """End a subscription (its client went away). Never raises."""
         hosted = self.matches.get(match_id)
         if hosted is not None:
-            hosted.watchers.pop(key, None)
-
-    def _past(self, hosted: HostedMatch) -> list[tuple[int, Event]]:
-        if hosted.referee is None:
-            return []
-        return indexed_seat_events(hosted.referee.match.events[: hosted.watched], SPECTATOR)
-
-    def _fan_out(self, hosted: HostedMatch, batch: list[tuple[int, Event]]) -> None:
-        """The one watcher the referee knows of: passes each batch to the subscribers."""
-        if batch:
-            hosted.watched = batch[-1][0] + 1
-        for callback in list(hosted.watchers.values()):
-            callback(batch)
+            hosted.watchers.remove(key)
 
     def check(self, match_id: str, seat: int, action: pb.Action) -> pb.Verdict:
         """The ``Check`` dry run: judge ``action`` for ``seat``'s pending decision."""
@@ -334,17 +263,9 @@ class MatchHost:
         pending = {d.seat for d in referee.match.pending()}
         remote = hosted.remote(seat)
         asked = remote.pending_seq if remote is not None else None
-        if hosted.checks is not None and not hosted.checks.spend(seat, asked):
-            raise LimitExceeded(
-                f"more than {self.limits.checks_per_decision} Check calls for this decision "
-                "(--checks-per-decision)"
-            )
-        if len(action.cards) > self.limits.max_cards:
-            return pb.Verdict(
-                seq=action.seq,
-                fault=pb.MALFORMED,
-                reason=f"{len(action.cards)} cards in one action (at most {self.limits.max_cards})",
-            )
+        refused = self.limits.refuse_check(hosted.checks, seat, asked, action)
+        if refused is not None:
+            return refused
         if seat not in pending or asked is None:
             return pb.Verdict(seq=action.seq, reason="this seat has no pending decision")
         if action.seq != asked:
@@ -384,7 +305,7 @@ class MatchHost:
                     log.error("match_failed", error=hosted.error, record=hosted.record)
                 else:
                     log.exception("match_failed", error=hosted.error)
-                await self._finish_failed(hosted)
+                await seating.finish_failed(hosted)
             finally:
                 for digest in hosted.token_hashes:
                     self.tokens.remove_hash(digest)
@@ -392,9 +313,7 @@ class MatchHost:
                 if not self.live[hosted.organiser]:
                     del self.live[hosted.organiser]
                 hosted.done.set()
-                for callback in list(hosted.watchers.values()):
-                    callback(None)
-                hosted.watchers.clear()
+                hosted.watchers.end()
                 self.nursery.start_soon(self._forget_later, hosted)
 
     async def _forget_later(self, hosted: HostedMatch) -> None:
@@ -405,58 +324,10 @@ class MatchHost:
             del self.matches[hosted.id]
             log.debug("match_forgotten", match_id=hosted.id)
 
-    async def _finish_failed(self, hosted: HostedMatch) -> None:
-        """A failed match (a write error, a crash) still ends for its bots: every seat
-        gets ``MatchEnd`` with reason ``failed`` and its stream is closed."""
-        start = hosted.spec.rules.start_level
-        levels = hosted.referee.match.levels if hosted.referee else (start, start)
-        deals = hosted.referee.match.deal.deal if hosted.referee else 0
-        result = MatchEnded(None, tuple(levels), deals, "failed", detail=hosted.error)  # type: ignore[arg-type]
-        with trio.move_on_after(2) as scope:
-            scope.shield = True
-            for seat in hosted.seats:
-                try:
-                    await seat.finish(result, [], hosted.record)
-                except Exception:  # a seat that cannot be told must not stop the others
-                    log.exception("seat_not_told_of_failure")
-
-    async def _await_seats(self, hosted: HostedMatch) -> list[int]:
-        """Wait until every remote seat is taken or abandoned, or the connect timeout;
-        return the seats still empty. Stops early once both teams lack a seat."""
-        remotes = [r for s in range(4) if (r := hosted.remote(s)) is not None]
-
-        def empty() -> list[int]:
-            return [r.seat for r in remotes if not r.ever_connected.is_set()]
-
-        with trio.move_on_after(hosted.spec.connect_timeout):
-            while True:
-                waiting = [s for s in empty() if s not in hosted.abandoned]
-                if not waiting or len({s % 2 for s in hosted.abandoned}) == 2:
-                    break
-                hosted.news = trio.Event()
-                async with trio.open_nursery() as nursery:
-
-                    async def wake_on(event: trio.Event) -> None:
-                        await event.wait()
-                        nursery.cancel_scope.cancel()
-
-                    nursery.start_soon(wake_on, hosted.news)
-                    for seat in waiting:
-                        remote = hosted.remote(seat)
-                        assert remote is not None
-                        nursery.start_soon(wake_on, remote.ever_connected)
-        return empty()
-
-    def _missing_reason(self, hosted: HostedMatch, seats: list[int], waited: float) -> str:
-        timeout = hosted.spec.connect_timeout
-        absent = f"never connected within {timeout:g} s" if waited >= timeout else "not connected"
-        why = [f"seat {s} {hosted.abandoned.get(s, absent)}" for s in seats]
-        return clip("; ".join(why), MAX_REASON)
-
     async def _run(self, hosted: HostedMatch) -> None:
         spec = hosted.spec
         waiting_since = trio.current_time()
-        missing = await self._await_seats(hosted)
+        missing = await seating.await_seats(hosted)
         waited = trio.current_time() - waiting_since
         if missing:
             log.warning("seats_missing_at_start", seats=missing)
@@ -480,11 +351,10 @@ class MatchHost:
                 remote.on_attach = partial(referee.feed.rewind, seat)
                 if resume is not None:
                     referee.feed.rewind(seat)
-        past = referee.watch(partial(self._fan_out, hosted))
-        hosted.watched = past[-1][0] + 1 if past else 0
+        hosted.watchers.follow(referee)
         if missing:  # a missing seat cannot win: its team forfeits, or nobody plays
             teams = sorted({s % 2 for s in missing})
-            reason = self._missing_reason(hosted, missing, waited)
+            reason = seating.missing_reason(hosted, missing, waited)
             if len(teams) == 1:
                 referee.end_before_start(teams[0], reason)
             else:
@@ -523,27 +393,4 @@ class MatchHost:
         return welcome
 
     def info(self, hosted: HostedMatch) -> pb.MatchInfo:
-        state = {
-            MatchState.WAITING: pb.WAITING,
-            MatchState.RUNNING: pb.RUNNING,
-            MatchState.FINISHED: pb.FINISHED,
-            MatchState.CANCELLED: pb.CANCELLED,
-            MatchState.FAILED: pb.FAILED,
-        }[hosted.state]
-        connected = [(r.conn is not None) if (r := hosted.remote(s)) else True for s in range(4)]
-        info = pb.MatchInfo(
-            match_id=hosted.id,
-            state=state,
-            seat_names=list(hosted.spec.seat_names) or [s.name for s in hosted.seats],
-            connected=connected,
-            rules=convert.rules_to_pb(hosted.spec.rules),
-            time_control=convert.time_control_to_pb(hosted.spec.time_control),
-            error=hosted.error,
-        )
-        if hosted.referee is not None:
-            match = hosted.referee.match
-            info.deal = match.deal.deal
-            info.levels.extend(convert.rank_to_pb(r) for r in match.levels)
-            if match.result is not None:
-                info.result.CopyFrom(convert.result_to_pb(match.result, hosted.referee.faults))
-        return info
+        return live_info(hosted)

@@ -28,8 +28,13 @@ from typing import Any
 from google.protobuf.message import Message
 
 from arena.errors import ArenaError
+from arena.v1 import arena_pb2 as pb
 
 MiB = 1024 * 1024
+
+
+class LimitExceeded(ArenaError):
+    """A bound refuses the request (``RESOURCE_EXHAUSTED``)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -78,6 +83,31 @@ class Limits:
     join_timeout_s: float = 60.0
     #: free bytes the records directory needs to start a match
     min_free_bytes: int = 64 * MiB
+
+    def admit(self, live: dict[str, int], organiser: str) -> None:
+        """Raise :class:`LimitExceeded` if ``organiser`` may not have one more live match
+        (``live``: live matches per organiser)."""
+        total = sum(live.values())
+        if total >= self.matches_total:
+            raise LimitExceeded(f"the server already runs {total} live matches (--matches-total)")
+        mine = live.get(organiser, 0)
+        if mine >= self.matches_per_organiser:
+            raise LimitExceeded(f"you already have {mine} live matches (--matches-per-organiser)")
+
+    def refuse_check(
+        self, budget: CheckBudget | None, seat: int, asked: int | None, action: pb.Action
+    ) -> pb.Verdict | None:
+        """A ``Check`` over a bound: raises :class:`LimitExceeded` past the calls per
+        decision; a ``MALFORMED`` verdict for too many cards; ``None`` if within."""
+        if budget is not None and not budget.spend(seat, asked):
+            raise LimitExceeded(
+                f"more than {self.checks_per_decision} Check calls for this decision "
+                "(--checks-per-decision)"
+            )
+        if len(action.cards) <= self.max_cards:
+            return None
+        reason = f"{len(action.cards)} cards in one action (at most {self.max_cards})"
+        return pb.Verdict(seq=action.seq, fault=pb.MALFORMED, reason=reason)
 
     def grpc_options(self) -> tuple[tuple[str, int | str], ...]:
         """The gRPC channel arguments that carry some of these bounds."""
@@ -312,6 +342,7 @@ __all__ = [
     "ByteGauge",
     "CheckBudget",
     "Counter",
+    "LimitExceeded",
     "Limits",
     "add_limit_options",
     "client_of",

@@ -25,15 +25,15 @@ from arena.server import convert, guard
 from arena.server.access import Access, Refusal, Role
 from arena.server.archive import info_from_record, record_path
 from arena.server.bridge import AsyncioOutbox, call_in_trio_nowait
-from arena.server.host import (
-    PROTOCOL,
-    HostedMatch,
+from arena.server.host import PROTOCOL, HostedMatch, MatchHost, MatchSpec, MatchState
+from arena.server.limits import (
+    ByteGauge,
     LimitExceeded,
-    MatchHost,
-    MatchSpec,
-    MatchState,
+    client_of,
+    page_of,
+    page_token,
+    string_problem,
 )
-from arena.server.limits import ByteGauge, client_of, page_of, page_token, string_problem
 from arena.server.remote import Connection, Malformed, RemoteSeat
 from arena.server.spectate import DelayedFeed, SpectatorDelay, spectator_record
 from arena.text import clean_name
@@ -329,21 +329,9 @@ class MatchesService(pb_grpc.MatchesServicer):
                 f"you already watch {limits.watches_per_client} streams (--watches-per-client)",
             )
         outbox = AsyncioOutbox[list[tuple[int, Event]] | None | guard.Overflow]()
-        forward = guard.watch_forwarder(self.host, request.match_id, outbox, limits)
-
-        def gone(_context: Any = None) -> None:
-            """The stream ended however (a client's cancel need not reach the generator):
-            release the client's slot and the subscription, once."""
-            if forward.released:
-                return
-            forward.released = True
-            self.watching.release(client)
-            forward.over = True
-            if forward.key:
-                call_in_trio_nowait(self.trio, self.host.unwatch, request.match_id, forward.key)
-            outbox.close()
-
-        context.add_done_callback(gone)  # type: ignore[arg-type]  # the stubs' alias
+        forward = guard.WatchForwarder(self.host, request.match_id, outbox, limits)
+        forward.on_release(self.trio, self.watching, client)
+        context.add_done_callback(forward.gone)  # type: ignore[arg-type]  # the stubs' alias
         try:
             try:
                 forward.key, past = await run_in_trio(
@@ -369,7 +357,7 @@ class MatchesService(pb_grpc.MatchesServicer):
                 if batch is None:
                     return
         finally:
-            gone()
+            forward.gone()
 
     async def FetchRecord(
         self, request: pb.FetchRecordRequest, context: Ctx

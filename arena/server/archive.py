@@ -40,6 +40,27 @@ def live_info(hosted: HostedMatch) -> pb.MatchInfo:
     return info
 
 
+def list_page(
+    matches: list[HostedMatch], after: int, size: int, wanted: set[int]
+) -> tuple[list[pb.MatchInfo], int]:
+    """One ``List`` page (trio thread): up to ``size`` matches created after serial
+    ``after`` in the ``wanted`` states (all if empty), and the serial to go on from
+    (0: this is the last page)."""
+    infos: list[pb.MatchInfo] = []
+    last = 0
+    for hosted in matches:
+        if hosted.serial <= after:
+            continue
+        info = live_info(hosted)
+        if wanted and info.state not in wanted:
+            continue
+        if len(infos) == size:
+            return infos, last
+        infos.append(info)
+        last = hosted.serial
+    return infos, 0
+
+
 def record_path(folder: Path | None, match_id: str) -> Path | None:
     """Where the record of ``match_id`` is, if the id is well formed and the file exists."""
     if folder is None or not is_match_id(match_id):
@@ -84,4 +105,4 @@ def info_from_record(path: Path) -> pb.MatchInfo:
     return info
 
 
-__all__ = ["info_from_record", "live_info", "record_path"]
+__all__ = ["info_from_record", "list_page", "live_info", "record_path"]

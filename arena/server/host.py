@@ -21,14 +21,14 @@ from typing import Any
 import structlog
 import trio
 
-from arena.errors import ProtocolError
+from arena.errors import ArenaError, ProtocolError
 from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder
 from arena.records import Restored, read_record, reopen, restore
 from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, Resume, Seat, TimeControl
 from arena.rules import RuleSet
 from arena.server import convert, seating
 from arena.server.archive import live_info
-from arena.server.limits import CheckBudget, Limits
+from arena.server.limits import CheckBudget, Limits, LiveCount
 from arena.server.remote import RemoteSeat
 from arena.server.seating import Watcher, Watchers
 from arena.server.tokens import TokenBook as TokenBook
@@ -38,6 +38,10 @@ from arena.v1 import arena_pb2 as pb
 
 log = structlog.get_logger()
 PROTOCOL = 1
+
+
+class NothingToCheck(ArenaError):
+    """``Check`` asked while the match is not running or the seat is not being asked."""
 
 
 class MatchState(enum.Enum):
@@ -125,7 +129,7 @@ class MatchHost:
         self.limits = limits or Limits()
         self.records = records  # where evicted matches' records are (``<id>.jsonl``)
         self.matches: dict[str, HostedMatch] = {}
-        self.live: dict[str, int] = {}  # live matches per organiser
+        self.live = LiveCount()  # live matches per organiser
         self._serials = 0
 
     # -- organiser verbs -------------------------------------------------------------------
@@ -133,7 +137,7 @@ class MatchHost:
     def create(self, spec: MatchSpec, organiser: str = "") -> HostedMatch:
         """Raises :class:`LimitExceeded` past ``matches_total`` or
         ``matches_per_organiser`` live matches."""
-        self.limits.admit(self.live, organiser)
+        self.live.admit(self.limits, organiser)
         match_id = "m-" + secrets.token_hex(6)
         seed = spec.seed if spec.seed is not None else secrets.randbits(63)
         seats: list[Seat] = []
@@ -210,11 +214,10 @@ class MatchHost:
         return hosted
 
     def _admit(self, hosted: HostedMatch, organiser: str) -> None:
-        self._serials += 1
-        hosted.serial = self._serials
+        hosted.serial = self._serials = self._serials + 1
         hosted.organiser = organiser
         hosted.checks = CheckBudget(self.limits.checks_per_decision)
-        self.live[organiser] = self.live.get(organiser, 0) + 1
+        self.live.add(organiser)
 
     def abandon(self, match_id: str, seat: int, why: str) -> None:
         """Stop waiting for ``seat``: its bot will not come (see :func:`seating.abandon`)."""
@@ -255,11 +258,17 @@ class MatchHost:
             hosted.watchers.remove(key)
 
     def check(self, match_id: str, seat: int, action: pb.Action) -> pb.Verdict:
-        """The ``Check`` dry run: judge ``action`` for ``seat``'s pending decision."""
+        """The ``Check`` dry run: judge ``action`` for ``seat``'s pending decision.
+
+        Raises:
+            NothingToCheck: the match is not running or the seat has no pending request
+                (``FAILED_PRECONDITION``: there is nothing to judge the action against).
+        """
         hosted = self.get(match_id)
         referee = hosted.referee
         if referee is None or referee.match.finished:
-            return pb.Verdict(seq=action.seq, reason="the match is not running")
+            state = "is over" if referee is not None or hosted.done.is_set() else "has not started"
+            raise NothingToCheck(f"match {hosted.id} {state}: no pending decision to check")
         pending = {d.seat for d in referee.match.pending()}
         remote = hosted.remote(seat)
         asked = remote.pending_seq if remote is not None else None
@@ -267,7 +276,7 @@ class MatchHost:
         if refused is not None:
             return refused
         if seat not in pending or asked is None:
-            return pb.Verdict(seq=action.seq, reason="this seat has no pending decision")
+            raise NothingToCheck(f"seat {seat} has no pending decision to check")
         if action.seq != asked:
             return pb.Verdict(
                 seq=action.seq,
@@ -307,22 +316,15 @@ class MatchHost:
                     log.exception("match_failed", error=hosted.error)
                 await seating.finish_failed(hosted)
             finally:
-                for digest in hosted.token_hashes:
-                    self.tokens.remove_hash(digest)
-                self.live[hosted.organiser] -= 1
-                if not self.live[hosted.organiser]:
-                    del self.live[hosted.organiser]
+                for seat in range(4):  # its tokens stay known: a bot is told the match is over
+                    if (remote := hosted.remote(seat)) is not None:
+                        remote.finished = True
+                        if remote.conn is not None:  # a failed match ends its streams too
+                            remote.conn.close()
+                self.live.drop(hosted.organiser)
                 hosted.done.set()
                 hosted.watchers.end()
-                self.nursery.start_soon(self._forget_later, hosted)
-
-    async def _forget_later(self, hosted: HostedMatch) -> None:
-        """Drop a finished match from memory after the retention time; its record stays
-        on disk, where Get and FetchRecord still find it."""
-        await trio.sleep(self.limits.retention_s)
-        if self.matches.get(hosted.id) is hosted:
-            del self.matches[hosted.id]
-            log.debug("match_forgotten", match_id=hosted.id)
+                self.nursery.start_soon(seating.forget_later, self, hosted)
 
     async def _run(self, hosted: HostedMatch) -> None:
         spec = hosted.spec

@@ -84,16 +84,6 @@ class Limits:
     #: free bytes the records directory needs to start a match
     min_free_bytes: int = 64 * MiB
 
-    def admit(self, live: dict[str, int], organiser: str) -> None:
-        """Raise :class:`LimitExceeded` if ``organiser`` may not have one more live match
-        (``live``: live matches per organiser)."""
-        total = sum(live.values())
-        if total >= self.matches_total:
-            raise LimitExceeded(f"the server already runs {total} live matches (--matches-total)")
-        mine = live.get(organiser, 0)
-        if mine >= self.matches_per_organiser:
-            raise LimitExceeded(f"you already have {mine} live matches (--matches-per-organiser)")
-
     def refuse_check(
         self, budget: CheckBudget | None, seat: int, asked: int | None, action: pb.Action
     ) -> pb.Verdict | None:
@@ -245,6 +235,32 @@ class Counter:
             return self._counts.get(key, 0)
 
 
+class LiveCount:
+    """Live (waiting or running) matches per organiser (trio thread only)."""
+
+    def __init__(self) -> None:
+        self.by_organiser: dict[str, int] = {}
+
+    def admit(self, limits: Limits, organiser: str) -> None:
+        """Raise :class:`LimitExceeded` if ``organiser`` may not have one more."""
+        total = sum(self.by_organiser.values())
+        if total >= limits.matches_total:
+            raise LimitExceeded(f"the server already runs {total} live matches (--matches-total)")
+        mine = self.by_organiser.get(organiser, 0)
+        if mine >= limits.matches_per_organiser:
+            raise LimitExceeded(f"you already have {mine} live matches (--matches-per-organiser)")
+
+    def add(self, organiser: str) -> None:
+        self.by_organiser[organiser] = self.by_organiser.get(organiser, 0) + 1
+
+    def drop(self, organiser: str) -> None:
+        left = self.by_organiser.get(organiser, 0) - 1
+        if left > 0:
+            self.by_organiser[organiser] = left
+        else:
+            self.by_organiser.pop(organiser, None)
+
+
 class CheckBudget:
     """``Check`` calls per seat per decision: a new decision (another ``seq``) refills."""
 
@@ -344,6 +360,7 @@ __all__ = [
     "Counter",
     "LimitExceeded",
     "Limits",
+    "LiveCount",
     "add_limit_options",
     "client_of",
     "is_match_id",

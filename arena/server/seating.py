@@ -23,7 +23,7 @@ from arena.server.limits import LimitExceeded
 from arena.text import MAX_REASON, clip
 
 if TYPE_CHECKING:
-    from arena.server.host import HostedMatch
+    from arena.server.host import HostedMatch, MatchHost
 
 log = structlog.get_logger()
 Watcher = Callable[[list[tuple[int, Event]] | None], None]
@@ -120,6 +120,17 @@ def missing_reason(hosted: HostedMatch, seats: list[int], waited: float) -> str:
     return clip("; ".join(why), MAX_REASON)
 
 
+async def forget_later(host: MatchHost, hosted: HostedMatch) -> None:
+    """Drop a finished match from memory after the retention time; its record stays on
+    disk, where Get and FetchRecord still find it, and its tokens become unknown."""
+    await trio.sleep(host.limits.retention_s)
+    for digest in hosted.token_hashes:
+        host.tokens.remove_hash(digest)
+    if host.matches.get(hosted.id) is hosted:
+        del host.matches[hosted.id]
+        log.debug("match_forgotten", match_id=hosted.id)
+
+
 async def finish_failed(hosted: HostedMatch) -> None:
     """A failed match (a write error, a crash) still ends for its bots: every seat gets
     ``MatchEnd`` with reason ``failed`` and its stream is closed."""
@@ -137,4 +148,12 @@ async def finish_failed(hosted: HostedMatch) -> None:
                 log.exception("seat_not_told_of_failure")
 
 
-__all__ = ["Watcher", "Watchers", "abandon", "await_seats", "finish_failed", "missing_reason"]
+__all__ = [
+    "Watcher",
+    "Watchers",
+    "abandon",
+    "await_seats",
+    "finish_failed",
+    "forget_later",
+    "missing_reason",
+]

@@ -2,8 +2,9 @@
 
 No rule or game logic lives here (STYLE.md habit 14). Each method is short: it finds
 the seat or match, crosses to the trio thread through the bridge, and writes what
-comes back. A bad token gets ``UNAUTHENTICATED``; the server sends its initial
-metadata as soon as it accepts a stream, so the status reaches the client reliably.
+comes back. A bad token gets ``UNAUTHENTICATED``, a finished match's token
+``FAILED_PRECONDITION`` (as does ``Check`` with no decision pending); the server sends its
+initial metadata as soon as it accepts a stream, so the status reaches the client reliably.
 """
 
 from __future__ import annotations
@@ -23,9 +24,16 @@ from arena.game import Event
 from arena.referee import FaultPolicy
 from arena.server import convert, guard
 from arena.server.access import Access, Refusal, Role
-from arena.server.archive import info_from_record, record_path
+from arena.server.archive import info_from_record, list_page, record_path
 from arena.server.bridge import AsyncioOutbox, call_in_trio_nowait
-from arena.server.host import PROTOCOL, HostedMatch, MatchHost, MatchSpec, MatchState
+from arena.server.host import (
+    PROTOCOL,
+    HostedMatch,
+    MatchHost,
+    MatchSpec,
+    MatchState,
+    NothingToCheck,
+)
 from arena.server.limits import (
     ByteGauge,
     LimitExceeded,
@@ -34,7 +42,7 @@ from arena.server.limits import (
     page_token,
     string_problem,
 )
-from arena.server.remote import Connection, Malformed, RemoteSeat
+from arena.server.remote import MATCH_OVER, Connection, Malformed, RemoteSeat
 from arena.server.spectate import DelayedFeed, SpectatorDelay, spectator_record
 from arena.text import clean_name
 from arena.v1 import arena_pb2 as pb
@@ -101,7 +109,9 @@ class ArenaService(pb_grpc.ArenaServicer):
         )
         error = await run_in_trio(self.trio, seat.attach, conn)
         if error is not None:
-            await context.abort(grpc.StatusCode.ALREADY_EXISTS, error)
+            over = error.startswith(MATCH_OVER)
+            code = grpc.StatusCode.FAILED_PRECONDITION if over else grpc.StatusCode.ALREADY_EXISTS
+            await context.abort(code, error)
         reader = asyncio.create_task(self._read(context, seat, conn.id, outbox))
         try:
             async for message in outbox:
@@ -187,6 +197,8 @@ class ArenaService(pb_grpc.ArenaServicer):
             )
         except LimitExceeded as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+        except NothingToCheck as exc:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
         return verdict
 
 
@@ -266,22 +278,9 @@ class MatchesService(pb_grpc.MatchesServicer):
         size = min(request.page_size or limits.page_size, limits.max_page_size)
         wanted = set(request.states)
 
-        def page() -> tuple[list[pb.MatchInfo], int]:
-            infos: list[pb.MatchInfo] = []
-            last = 0
-            for hosted in list(self.host.matches.values()):
-                if hosted.serial <= after:
-                    continue
-                info = self.host.info(hosted)
-                if wanted and info.state not in wanted:
-                    continue
-                if len(infos) == size:
-                    return infos, last
-                infos.append(info)
-                last = hosted.serial
-            return infos, 0
-
-        infos, more = await run_in_trio(self.trio, page)
+        infos, more = await run_in_trio(
+            self.trio, list_page, list(self.host.matches.values()), after, size, wanted
+        )
         return pb.ListMatchesResponse(
             matches=infos, next_page_token=page_token(more) if more else ""
         )

@@ -39,23 +39,21 @@ async def _abort(context: Any, code: grpc.StatusCode, details: str) -> NoReturn:
 
 
 def inbound(message: pb.BotMessage, limits: Limits) -> pb.BotMessage | Malformed:
-    """A bot's message as the referee will hold it: a fresh copy of the fields it reads
-    (unknown fields dropped), or :class:`Malformed` (a fault) when it is over a bound."""
+    """A bot's message as the referee will hold it: a copy of its known fields (unknown
+    ones dropped, so its size in memory is bounded), or :class:`Malformed` (a fault) when
+    it is over a bound: more than ``max_cards`` cards, a string over ``max_string``."""
     kind = message.WhichOneof("kind")
-    if kind == "action":
-        action = message.action
-        if len(action.cards) > limits.max_cards:
-            n, most = len(action.cards), limits.max_cards
-            return Malformed(f"{n} cards in one action (at most {most})")
-        cards = [pb.Card(suit=c.suit, rank=c.rank) for c in action.cards]
-        return pb.BotMessage(action=pb.Action(seq=action.seq, cards=cards))
-    if kind == "hello":
-        hello = message.hello
-        problem = string_problem(hello, limits)
+    if kind == "action" and len(message.action.cards) > limits.max_cards:
+        n, most = len(message.action.cards), limits.max_cards
+        return Malformed(f"{n} cards in one action (at most {most})")
+    if kind is not None:
+        problem = string_problem(getattr(message, kind), limits)
         if problem is not None:
-            return Malformed(f"Hello.{problem}")
-        return pb.BotMessage(hello=pb.Hello(protocol=hello.protocol))
-    return pb.BotMessage()
+            return Malformed(f"{kind.capitalize()}.{problem}")
+    clean = pb.BotMessage()
+    clean.CopyFrom(message)
+    clean.DiscardUnknownFields()
+    return clean
 
 
 def deliver(

@@ -192,6 +192,28 @@ async def play_match(
     return created.match_id, outcomes
 
 
+async def _stall(call: Any, message: pb.RefereeMessage, outcome: SeatOutcome) -> bool:
+    await asyncio.sleep(3600)  # hold the decision: the match stays running
+    return True
+
+
+async def stalled_match(target: str) -> tuple[str, list[asyncio.Task[SeatOutcome]]]:
+    """A running match whose four seats hold their first decision (a long time bank):
+    something to watch that neither ends nor costs CPU. Cancel it, then the tasks."""
+    created = await create(target, deals=1, time_control=pb.TimeControl(bank_ms=600_000))
+    tasks = [
+        asyncio.ensure_future(play_seat(target, t, on_request=_stall)) for t in created.seat_tokens
+    ]
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub = pb_grpc.MatchesStub(channel)
+        for _ in range(200):
+            info = await stub.Get(pb.GetMatchRequest(match_id=created.match_id), timeout=5)
+            if info.state == pb.RUNNING:
+                break
+            await asyncio.sleep(0.05)
+    return created.match_id, tasks
+
+
 def status_of(exc: grpc.RpcError) -> tuple[str, str]:
     return exc.code().name, exc.details() or ""
 

@@ -104,6 +104,15 @@ class WatchForwarder:
         """What :meth:`gone` gives back: ``client``'s slot in ``counter``."""
         self._trio, self._counter, self._client = trio_token, counter, client
 
+    def subscribe(self) -> list[Any]:
+        """On the trio thread: subscribe, keep the key, return the events so far. A
+        client that left meanwhile (:meth:`gone` ran first, saw no key) is unsubscribed
+        here: a cancel can land while this runs, and no subscription may outlive it."""
+        self.key, past = self.host.watch(self.match_id, self)
+        if self.released and self.key:
+            self.host.unwatch(self.match_id, self.key)
+        return list(past)
+
     def gone(self, _context: Any = None) -> None:
         """The stream ended, however (a client's cancel need not reach the generator, so
         this is also the servicer context's done callback): release the client's slot

@@ -333,16 +333,11 @@ class MatchesService(pb_grpc.MatchesServicer):
         context.add_done_callback(forward.gone)  # type: ignore[arg-type]  # the stubs' alias
         try:
             try:
-                forward.key, past = await run_in_trio(
-                    self.trio, self.host.watch, request.match_id, forward
-                )
+                past = await run_in_trio(self.trio, forward.subscribe)
             except KeyError:
                 await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
             except LimitExceeded as exc:
                 await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
-            if forward.released:  # the client left while subscribing
-                call_in_trio_nowait(self.trio, self.host.unwatch, request.match_id, forward.key)
-                return
             for index, event in delayed.push(past):
                 if index >= request.from_index:
                     yield convert.event_to_pb(event, index)

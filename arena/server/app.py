@@ -75,7 +75,8 @@ async def open_arena_server(
     embedded server wants: its bots hold seat tokens and can use nothing else.
     ``tls``: serve TLS instead of plaintext.
     ``limits`` bound what clients may make it hold (docs/limits.md); ``records`` is the
-    folder of ``<match id>.jsonl`` records, where forgotten matches are looked up. ``plugins`` add services (the lobby).
+    folder of ``<match id>.jsonl`` records, where forgotten matches are looked up.
+    ``plugins`` add services (the competition's lobby).
     """
     limits = limits or Limits()
     async with trio.open_nursery() as nursery:

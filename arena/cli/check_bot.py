@@ -16,7 +16,6 @@ import argparse
 import json
 import shlex
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from arena.batch.checkbot import (
     scenario_table,
     stacked_scenarios,
 )
+from arena.cli.convention import new_folder
 from arena.cli.logs import configure_logging
 from arena.cli.options import add_clock
 from arena.cli.progress import Progress
@@ -159,8 +159,7 @@ def run(args: argparse.Namespace) -> int:
         scenarios = [s for s in scenarios if s.name in args.scenario]
     if not scenarios:
         return _usage("no scenario to play (--no-stacked with --matches 0)")
-    out = Path(args.out or f"records/check-bot-{time.strftime('%Y%m%d-%H%M%S')}")
-    out.mkdir(parents=True, exist_ok=True)
+    out = new_folder(args.out, "check-bot")
     parallel = args.parallel or min(4, default_parallel())
     options = CheckOptions(
         time_limit_ms=args.time_limit,
@@ -172,13 +171,17 @@ def run(args: argparse.Namespace) -> int:
         out=out,
         fail_fast=args.fail_fast,
     )
-    with Progress(len(scenarios), "scenarios") as bar:
-        failed = 0
+    with Progress(len(scenarios), "scenarios", "check-bot") as bar:
+        failed = faults = 0
 
         def on_result(result: ScenarioResult) -> None:
-            nonlocal failed
+            nonlocal failed, faults
             failed += result.status != "pass"
-            bar.advance(note=f"{result.scenario.name} {result.status}; not passed {failed}")
+            faults += len(result.faults)
+            bar.advance(
+                note=f"last: {result.scenario.name} {result.status}; not passed {failed}",
+                faults=faults,
+            )
 
         report = check_bot(args.command, scenarios, options, on_result, quiet_logging)
     if args.junit:

@@ -11,13 +11,23 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+from functools import partial
 from typing import Any
 
 import trio
 
-from arena.batch.runner import BotSpec, bot_name, local_bots, play_hosted
+from arena.batch.runner import BotSpec, bot_name, local_bots, play_hosted, seat_log
 from arena.cli.logs import add_logging_options, configure_logging
-from arena.cli.options import add_clock, add_policy, add_rules, clock_of, policy_of, rules_of
+from arena.cli.options import (
+    add_clock,
+    add_policy,
+    add_rules,
+    clock_of,
+    policy_of,
+    rules_of,
+    seconds,
+)
+from arena.cli.progress import Progress
 from arena.errors import ArenaError
 from arena.server.host import HostedMatch, MatchSpec, MatchState
 
@@ -50,7 +60,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--connect-timeout",
-        type=float,
+        type=seconds,
         default=30.0,
         metavar="S",
         help="how long to wait for the bots to connect (default 30)",
@@ -80,13 +90,54 @@ def run(args: argparse.Namespace) -> int:
     except (ArenaError, ValueError) as exc:
         print(f"arena match: {exc}", file=sys.stderr)
         return 2
-    hosted = trio.run(_play, spec, args.bot, args.record)
+    watch = MatchWatch(spec)
+    with Progress(spec.rules.deals, "deals", "match", describe=watch.describe):
+        hosted = trio.run(
+            partial(play_hosted, on_created=watch.created), spec, args.bot, args.record
+        )
     _print_result(hosted)
+    logs = [
+        str(seat_log(args.record, hosted.id, seat))
+        for seat, bot in enumerate(bots)
+        if bot.builtin is None
+    ]
+    if logs:
+        print(f"bot output (seat logs): {', '.join(logs)}")
     return 0 if hosted.state is MatchState.FINISHED else 1
 
 
-async def _play(spec: MatchSpec, commands: list[str], record: str | None) -> HostedMatch:
-    return await play_hosted(spec, commands, record)
+class MatchWatch:
+    """What ``arena match`` is doing, in words, for the progress line: which seats it is
+    still waiting for, then the deal, the decisions and the faults so far. Read from the
+    progress thread while trio plays the match: it only reads."""
+
+    def __init__(self, spec: MatchSpec) -> None:
+        self.spec = spec
+        self.hosted: HostedMatch | None = None
+
+    def created(self, hosted: HostedMatch) -> None:
+        self.hosted = hosted
+
+    def describe(self) -> str:
+        hosted = self.hosted
+        if hosted is None:
+            return "starting the server"
+        names = hosted.spec.seat_names
+        away = [
+            f"seat {seat} ({names[seat] if seat < len(names) else '?'})"
+            for seat in range(4)
+            if (remote := hosted.remote(seat)) is not None and remote.conn is None
+        ]
+        referee = hosted.referee
+        if referee is None:
+            return f"waiting for {', '.join(away)} to connect" if away else "starting"
+        deals = referee.match.rules.deals
+        deal = min(referee.match.deals_played + 1, deals or 10**9)
+        text = (
+            f"deal {deal}{f'/{deals}' if deals else ''}, {referee.decisions} decisions, "
+            f"faults {len(referee.faults)}"
+        )
+        return text + (f", not connected: {', '.join(away)}" if away else "")
 
 
 def _print_result(hosted: HostedMatch) -> None:

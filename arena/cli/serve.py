@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import signal
+import socket
 import sys
 from functools import partial
 from pathlib import Path
@@ -20,6 +22,7 @@ import structlog
 import trio
 
 from arena.cli.logs import add_logging_options, configure_logging
+from arena.cli.options import listen_address
 from arena.errors import ArenaError
 from arena.records import read_record
 from arena.server.app import open_arena_server
@@ -57,6 +60,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--listen",
         default="127.0.0.1:50051",
+        type=listen_address,
         metavar="HOST:PORT",
         help="address to listen on (default 127.0.0.1:50051; port 0 = any free)",
     )
@@ -71,12 +75,37 @@ def register(sub: Any) -> None:
         action="store_true",
         help="do not resume the matches whose records in --records are incomplete",
     )
-    add_logging_options(p)
+    add_logging_options(p, default="info")
     p.set_defaults(func=run)
 
 
+def check_free(listen: str) -> None:
+    """Fail with one clear line if ``listen`` cannot be bound (taken, or no such host)
+    before gRPC tries: gRPC's own failure is a C-core log line and a generic error."""
+    host, _, port = listen.rpartition(":")
+    host = host.strip("[]")
+    try:
+        infos = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ArenaError(
+            f"cannot listen on {listen}: unknown host {host!r} ({exc.strerror})"
+        ) from None
+    family, kind, proto, _, where = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        try:
+            probe.bind(where)
+        except OSError as exc:
+            why = (
+                "the port is in use (another arena serve? choose another --listen port)"
+                if exc.errno == errno.EADDRINUSE
+                else exc.strerror or str(exc)
+            )
+            raise ArenaError(f"cannot listen on {listen}: {why}") from None
+
+
 def run(args: argparse.Namespace) -> int:
-    configure_logging(args.log_level if args.log_level != "warning" else "info", args.log_json)
+    configure_logging(args.log_level, args.log_json)
+    check_free(args.listen)
     with contextlib.suppress(KeyboardInterrupt):
         trio.run(_serve, args.listen, args.records, not args.no_resume)
     return 0

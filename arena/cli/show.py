@@ -18,8 +18,8 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from arena.cli.replay import summary
-from arena.records import DealRecord, Record, TrickRecord, read_record
+from arena.cli.replay import load, summary
+from arena.records import DealRecord, Record, TrickRecord
 from arena.rules import BIG_JOKER, Card, Suit, Trump, card_order
 
 RED, FAULT, RESET = "\x1b[31m", "\x1b[1;33m", "\x1b[0m"
@@ -40,11 +40,17 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        record = read_record(args.record)
-    except OSError as exc:
-        print(f"arena show: cannot read {args.record}: {exc.strerror or exc}")
+    record = load(args.record, "show")
+    if record is None:
         return 2
+    if args.deal is not None:
+        numbers = sorted({d.deal for d in record.deals(args.seat)})
+        if args.deal not in numbers:
+            has = f"deals 1-{numbers[-1]}" if numbers else "no deal"
+            print(
+                f"arena show: no deal {args.deal} in {args.record}: it has {has}", file=sys.stderr
+            )
+            return 2
     color = not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
     for line in render(record, deal=args.deal, seat=args.seat, color=color):
         print(line)

@@ -17,6 +17,7 @@ from typing import Any
 import trio
 
 from arena.batch.runner import BotSpec, bot_name, local_bots, play_hosted, seat_log
+from arena.batch.table import table
 from arena.cli.logs import add_logging_options, configure_logging
 from arena.cli.options import (
     add_clock,
@@ -150,14 +151,17 @@ def _print_result(hosted: HostedMatch) -> None:
         return
     result = referee.match.result
     faults = referee.faults
-    print(f"{'seat':<5}{'team':<6}{'bot':<28}{'faults':>7}{'p50 ms':>9}{'p99 ms':>9}")
+    rows = []
     for seat, s in enumerate(hosted.seats):
         lat = sorted(referee.latencies[seat])
         p50 = statistics.median(lat) * 1000 if lat else 0.0
         p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000 if lat else 0.0
         n = sum(1 for f in faults if f.seat == seat)
-        name = (hosted.spec.seat_names[seat] if hosted.spec.seat_names else s.name)[:27]
-        print(f"{seat:<5}{seat % 2:<6}{name:<28}{n:>7}{p50:>9.2f}{p99:>9.2f}")
+        name = hosted.spec.seat_names[seat] if hosted.spec.seat_names else s.name
+        rows.append([seat, seat % 2, name, n, f"{p50:.2f}", f"{p99:.2f}"])
+    print("seats (p50 / p99 ms: the median and 99th-percentile answer times):")
+    for line in table(["seat", "team", "bot", "faults", "p50 ms", "p99 ms"], rows, left=3):
+        print(line)
     if result is not None:
         levels = " / ".join(r.code for r in result.levels)
         winner = "draw" if result.winner is None else f"team {result.winner}"

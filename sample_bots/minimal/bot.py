@@ -25,9 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().with_name("gen")))
 try:
-    import grpc
     import arena_pb2 as pb
     import arena_pb2_grpc as pb_grpc
+    import grpc
 except ImportError as exc:
     sys.exit(
         f"minimal bot: {exc}: it needs grpcio and protobuf (pip install grpcio protobuf) and "

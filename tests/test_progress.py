@@ -103,7 +103,7 @@ def test_match_runs_python_as_its_own_and_points_at_the_seat_logs(tmp_path: Path
          "--bot", "python sample_bots/random_bot.py", *BUILTINS[2:]],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
         env={**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"},
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     log = tmp_path / "games" / "first.seat0.log"
     assert f"bot output (seat logs): {log}" in done.stdout
@@ -111,3 +111,31 @@ def test_match_runs_python_as_its_own_and_points_at_the_seat_logs(tmp_path: Path
     text = log.read_text()
     assert f"arena: running 'python' as {sys.executable}" in text
     assert "not this python" not in text
+
+
+def _python_without_grpc() -> Path | None:
+    base = Path(sys.base_prefix) / "bin" / "python3"
+    if sys.prefix == sys.base_prefix or not base.exists():
+        return None
+    has = subprocess.run([str(base), "-c", "import grpc"], capture_output=True, check=False)
+    return None if has.returncode == 0 else base
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_python_without_grpc() is None, reason="no Python without grpc here")
+def test_match_says_why_a_bot_cannot_import_grpc(tmp_path: Path) -> None:
+    python = _python_without_grpc()
+    record = tmp_path / "m.jsonl"
+    done = subprocess.run(
+        [*ARENA, "match", "--seed", "1", "--deals", "1", "--record", str(record),
+         "--connect-timeout", "3", "--grace", "0", "--time-limit", "20",
+         "--bot", f"{python} sample_bots/random_bot.py", *BUILTINS[2:]],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    log = tmp_path / "m.seat0.log"
+    assert (
+        f"arena match: seat 0 (random_bot): the bot could not import grpc ({log}): its Python "
+        "lacks it; start the command with a bare python (arena's own) or pip install grpcio "
+        "protobuf for that Python"
+    ) in done.stderr.splitlines()
+    assert f"bot output (seat logs): {log}" in done.stdout

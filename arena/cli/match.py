@@ -9,9 +9,11 @@ the record. Exits 0 when the match completed, faults included.
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -104,7 +106,35 @@ def run(args: argparse.Namespace) -> int:
     ]
     if logs:
         print(f"bot output (seat logs): {', '.join(logs)}")
+    for seat, bot in enumerate(bots):
+        if bot.builtin is None:
+            why = missing_module(seat_log(args.record, hosted.id, seat))
+            if why:
+                print(f"arena match: seat {seat} ({bot.name}): {why}", file=sys.stderr)
     return 0 if hosted.state is MatchState.FINISHED else 1
+
+
+_MISSING = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+
+
+def missing_module(log: Path) -> str:
+    """Why a bot died at ``import``, from its seat log: the usual first stumble is a
+    bot run by a Python without grpcio (not arena's own)."""
+    try:
+        found = _MISSING.search(log.read_text(errors="replace"))
+    except OSError:
+        return ""
+    if found is None:
+        return ""
+    module = found[1].split(".")[0]
+    fix = {
+        "grpc": "pip install grpcio protobuf for that Python",
+        "arena": "arena is installed only in its own .venv",
+    }.get(module, f"install {module} for that Python")
+    return (
+        f"the bot could not import {found[1]} ({log}): its Python lacks it; start the "
+        f"command with a bare python (arena's own) or {fix}"
+    )
 
 
 class MatchWatch:

@@ -128,6 +128,23 @@ def test_a_port_in_use_is_one_line_and_exit_1(taken_port: Sequence[int]) -> None
     assert debug.stderr.splitlines()[-1] == done.stderr.splitlines()[0]
 
 
+RUNTIME_FAILURES = [
+    (["match", *BUILTINS, "--deals", "1", "--record", "/proc/nope/m.jsonl"],
+     "arena match: cannot write the record in /proc/nope: No such file or directory"),
+    (["batch", *BUILTINS, "--out", "/proc/nope"],
+     "arena batch: No such file or directory: /proc/nope"),
+    (["check-bot", "builtin:greedy", "--out", "/proc/nope"],
+     "arena check-bot: No such file or directory: /proc/nope"),
+]  # fmt: skip
+
+
+def test_a_runtime_failure_is_one_line_and_exit_1() -> None:
+    for (_, message), done in zip(
+        RUNTIME_FAILURES, arena_all([args for args, _ in RUNTIME_FAILURES]), strict=True
+    ):
+        assert (done.returncode, done.stdout, done.stderr) == (1, "", message + "\n"), done
+
+
 def test_an_unreadable_record_is_one_line(tmp_path: Path) -> None:
     done = arena("replay", str(tmp_path / "missing.jsonl"))
     assert done.returncode == 2

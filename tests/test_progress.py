@@ -99,9 +99,23 @@ def test_match_runs_python_as_its_own_and_points_at_the_seat_logs(tmp_path: Path
     (fake / "python").chmod(0o755)
     record = tmp_path / "games" / "first.jsonl"
     done = subprocess.run(
-        [*ARENA, "match", "--seed", "3", "--deals", "1", "--record", str(record),
-         "--bot", "python sample_bots/random_bot.py", *BUILTINS[2:]],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        [
+            *ARENA,
+            "match",
+            "--seed",
+            "3",
+            "--deals",
+            "1",
+            "--record",
+            str(record),
+            "--bot",
+            "python sample_bots/random_bot.py",
+            *BUILTINS[2:],
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"},
     )
     assert done.returncode == 0, done.stderr
@@ -127,10 +141,29 @@ def test_match_says_why_a_bot_cannot_import_grpc(tmp_path: Path) -> None:
     python = _python_without_grpc()
     record = tmp_path / "m.jsonl"
     done = subprocess.run(
-        [*ARENA, "match", "--seed", "1", "--deals", "1", "--record", str(record),
-         "--connect-timeout", "3", "--grace", "0", "--time-limit", "20",
-         "--bot", f"{python} sample_bots/random_bot.py", *BUILTINS[2:]],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        [
+            *ARENA,
+            "match",
+            "--seed",
+            "1",
+            "--deals",
+            "1",
+            "--record",
+            str(record),
+            "--connect-timeout",
+            "3",
+            "--grace",
+            "0",
+            "--time-limit",
+            "20",
+            "--bot",
+            f"{python} sample_bots/random_bot.py",
+            *BUILTINS[2:],
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     log = tmp_path / "m.seat0.log"
     assert (

@@ -29,9 +29,28 @@ def make(target: str, timeout: float) -> None:
 def play(bot: str, tmp_path: Path) -> str:
     """A two-deal match, the bot in seats 0 and 2 against builtin:random; stdout."""
     done = subprocess.run(
-        [*ARENA, "match", "--seed", "11", "--deals", "2", "--record", str(tmp_path / "m.jsonl"),
-         "--bot", bot, "--bot", "builtin:random", "--bot", bot, "--bot", "builtin:random"],
-        cwd=ROOT, capture_output=True, text=True, timeout=180,
+        [
+            *ARENA,
+            "match",
+            "--seed",
+            "11",
+            "--deals",
+            "2",
+            "--record",
+            str(tmp_path / "m.jsonl"),
+            "--bot",
+            bot,
+            "--bot",
+            "builtin:random",
+            "--bot",
+            bot,
+            "--bot",
+            "builtin:random",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout

@@ -107,7 +107,8 @@ def apply(edit: Edit, folder: Path) -> None:
     source = path.read_text()
     tree = ast.parse(source)
     function = next(
-        node for node in tree.body
+        node
+        for node in tree.body
         if isinstance(node, ast.FunctionDef) and node.name == edit.function
     )
     lines = source.splitlines(keepends=True)
@@ -125,7 +126,11 @@ def run(command: str, folder: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ARENA_PROGRESS_SECONDS": "3600", "COLUMNS": "100"}
     return subprocess.run(
         ["bash", "-c", f"set -o pipefail; {command}"],
-        cwd=folder, capture_output=True, text=True, timeout=600, env=env,
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
     )
 
 

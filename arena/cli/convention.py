@@ -48,6 +48,7 @@ def finish_commands(sub: argparse._SubParsersAction[ArenaParser]) -> None:
     reStructuredText markup, line breaks kept, and the rule variants under ``--help``
     when it takes ``--rules``. Nested command groups are finished too."""
     for command in sub.choices.values():
+        command.set_defaults(prog=command.prog)  # "arena check-bot": what its errors say
         command.formatter_class = argparse.RawDescriptionHelpFormatter
         if command.description:  # module docstrings are reStructuredText
             command.description = command.description.replace("``", "")

@@ -66,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     configure_logging("warning")  # commands with --log-level reconfigure
-    name = f"arena {args.command}"
+    name = getattr(args, "prog", "arena")
     try:
         return int(args.func(args))
     except UsageError as exc:

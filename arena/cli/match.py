@@ -9,6 +9,7 @@ the record. Exits 0 when the match completed, faults included.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import sys
@@ -93,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
     except (ArenaError, ValueError) as exc:
         print(f"arena match: {exc}", file=sys.stderr)
         return 2
+    if args.record:  # a record that cannot be written is said now, not after the match
+        writable(Path(args.record).parent)
     watch = MatchWatch(spec)
     with Progress(spec.rules.deals, "deals", "match", describe=watch.describe):
         hosted = trio.run(
@@ -112,6 +115,16 @@ def run(args: argparse.Namespace) -> int:
             if why:
                 print(f"arena match: seat {seat} ({bot.name}): {why}", file=sys.stderr)
     return 0 if hosted.state is MatchState.FINISHED else 1
+
+
+def writable(folder: Path) -> None:
+    """Create ``folder`` if needed; raise ``ArenaError`` if it cannot take files."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ArenaError(f"cannot write the record in {folder}: {exc.strerror or exc}") from None
+    if not os.access(folder, os.W_OK):
+        raise ArenaError(f"cannot write the record in {folder}: permission denied")
 
 
 _MISSING = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")

@@ -52,10 +52,10 @@ def finish_commands(sub: argparse._SubParsersAction[ArenaParser]) -> None:
         command.formatter_class = argparse.RawDescriptionHelpFormatter
         if command.description:  # module docstrings are reStructuredText
             command.description = command.description.replace("``", "")
-        for action in command._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                finish_commands(action)
-        if "--debug" not in command._option_string_actions:
+        groups = [a for a in command._actions if isinstance(a, argparse._SubParsersAction)]
+        for group in groups:  # a command group: its commands take --debug, not the group
+            finish_commands(group)
+        if not groups and "--debug" not in command._option_string_actions:
             command.add_argument(
                 "--debug",
                 action="store_true",

@@ -92,6 +92,8 @@ def check_free(listen: str) -> None:
         ) from None
     family, kind, proto, _, where = infos[0]
     with socket.socket(family, kind, proto) as probe:
+        # as gRPC does: a port left in TIME_WAIT by a server just stopped is free
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(where)
         except OSError as exc:

@@ -10,7 +10,7 @@ NSTAMP  := $(NODEBOT)/node_modules/.installed
 .PHONY: setup nodebot test lint demo bench proto clean help minimal-bot cpp-bot
 
 help:  ## list the targets
-	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/'
+	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
 
 $(STAMP): pyproject.toml requirements.lock
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -71,7 +71,7 @@ proto: setup  ## regenerate the committed protobuf code from proto/
 MINIMAL := sample_bots/minimal/gen
 CPP     := sample_bots/cpp
 
-minimal-bot: $(STAMP)  ## stubs for sample_bots/minimal (grpcio only) from proto/
+minimal-bot: | $(STAMP)  ## stubs for sample_bots/minimal (grpcio only) from proto/
 	@mkdir -p $(MINIMAL)
 	$(BIN)/python -m grpc_tools.protoc -I proto/arena/v1 --python_out=$(MINIMAL) \
 	  --grpc_python_out=$(MINIMAL) proto/arena/v1/arena.proto

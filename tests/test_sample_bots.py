@@ -95,7 +95,7 @@ def _cpp_missing() -> str:
     bool(_cpp_missing()), reason=f"C++ gRPC toolchain missing; install {CPP_PACKAGES}"
 )
 def test_the_cpp_bot_builds_with_one_target_and_plays_without_faults(tmp_path: Path) -> None:
-    make("cpp-bot", timeout=600)  # ~40 s of compiling the first time
+    make("cpp-bot", timeout=600)  # ~25 s of CPU compiling the first time
     out = play("sample_bots/cpp/bot", tmp_path)
     assert faults_by_seat(out) == {0: 0, 1: 0, 2: 0, 3: 0}
     assert re.search(r"^0 +0 +cpp ", out, re.M), out

@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.record:  # a record that cannot be written is said now, not after the match
         writable(Path(args.record).parent)
-    watch = MatchWatch(spec)
+    watch = MatchWatch()
     with Progress(spec.rules.deals, "deals", "match", describe=watch.describe):
         hosted = trio.run(
             partial(play_hosted, on_created=watch.created), spec, args.bot, args.record
@@ -155,8 +155,7 @@ class MatchWatch:
     still waiting for, then the deal, the decisions and the faults so far. Read from the
     progress thread while trio plays the match: it only reads."""
 
-    def __init__(self, spec: MatchSpec) -> None:
-        self.spec = spec
+    def __init__(self) -> None:
         self.hosted: HostedMatch | None = None
 
     def created(self, hosted: HostedMatch) -> None:

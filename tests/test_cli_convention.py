@@ -75,6 +75,7 @@ USAGE_ERRORS = [
     (["serve", "--listen", "localhost"], "'localhost' is not HOST:PORT"),
     (["serve", "--listen", ":50051"], "':50051' is not HOST:PORT"),
     (["serve", "--listen", "127.0.0.1:http"], "the port must be 0-65535"),
+    (["matches", "list", "--server", "127.0.0.1:0"], "the port must be 1-65535"),
     (["match", "--bot", "builtin:greedy"], "give exactly four --bot (got 1)"),
     (["match", *BUILTINS, "--policy", "harsh"], "invalid choice: 'harsh'"),
     (["batch", *BUILTINS, "--rules", "dekcs=1"], "unknown rule variant 'dekcs'; known: "),
@@ -156,14 +157,16 @@ def test_an_unreadable_record_is_one_line(tmp_path: Path) -> None:
 def _serve_logs(*args: str) -> str:
     """The stderr of ``arena serve`` on a free port, stopped once it serves."""
     process = subprocess.Popen(
-        [*ARENA, "serve", "--listen", "127.0.0.1:0", "--log-json", *args],
+        [*ARENA, "serve", "--listen", "127.0.0.1:0", "--log-json", "--open", *args],
         cwd=ROOT,
         stderr=subprocess.PIPE,
         text=True,
     )
     assert process.stderr is not None
-    first = process.stderr.readline()
-    assert first.startswith("arena serving on 127.0.0.1:"), first
+    first = ""
+    while not first.startswith("arena serving on 127.0.0.1:"):  # after notes on access
+        first = process.stderr.readline()
+        assert first, "arena serve ended before serving"
     time.sleep(0.3)
     process.terminate()
     _, rest = process.communicate(timeout=30)

@@ -124,6 +124,8 @@ def clone(folder: Path) -> None:
 
 def run(command: str, folder: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ARENA_PROGRESS_SECONDS": "3600", "COLUMNS": "100"}
+    for name in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS"):  # run by `make test`: a reader's make
+        env.pop(name, None)
     return subprocess.run(
         ["bash", "-c", f"set -o pipefail; {command}"],
         cwd=folder,

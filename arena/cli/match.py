@@ -3,7 +3,9 @@
 Starts the server on a free loopback port, launches each ``--bot`` command as a
 subprocess with ``ARENA_SERVER`` and ``ARENA_TOKEN`` in its environment (``builtin:NAME``
 seats an in-process bot instead), plays the match, prints a result table and writes
-the record. Exits 0 when the match completed, faults included.
+the record. Exits 0 when the match completed, faults included; 1 when it did not, or
+when a bot could not start, exited before the end or never connected (reported at
+once with its exit status and last output lines; its team forfeits).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import trio
 
 from arena.batch.runner import BotSpec, bot_name, local_bots, play_hosted, seat_log
+from arena.batch.startup import BotFailure
 from arena.batch.table import table
 from arena.cli.logs import add_logging_options, configure_logging
 from arena.cli.options import (
@@ -97,11 +100,17 @@ def run(args: argparse.Namespace) -> int:
     if args.record:  # a record that cannot be written is said now, not after the match
         writable(Path(args.record).parent)
     watch = MatchWatch()
+    failures: list[BotFailure] = []
     with Progress(spec.rules.deals, "deals", "match", describe=watch.describe):
         hosted = trio.run(
-            partial(play_hosted, on_created=watch.created), spec, args.bot, args.record
+            partial(play_hosted, failures=failures, on_created=watch.created),
+            spec,
+            args.bot,
+            args.record,
         )
     _print_result(hosted)
+    for failure in failures:
+        print(f"bot failure: {failure.short()} (log: {failure.log})")
     logs = [
         str(seat_log(args.record, hosted.id, seat))
         for seat, bot in enumerate(bots)
@@ -114,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             why = missing_module(seat_log(args.record, hosted.id, seat))
             if why:
                 print(f"arena match: seat {seat} ({bot.name}): {why}", file=sys.stderr)
-    return 0 if hosted.state is MatchState.FINISHED else 1
+    return 0 if hosted.state is MatchState.FINISHED and not failures else 1
 
 
 def writable(folder: Path) -> None:

@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from arena.records import Record, read_record, verify
+from arena.text import MAX_NAME, MAX_REASON, printable
 
 INCOMPLETE = 3
 
@@ -37,26 +38,26 @@ def run(args: argparse.Namespace) -> int:
     if record is None:
         return 2
     for line in summary(record):
-        print(line)
+        _say(line)
     if args.verify:
         result = verify(record)
         if result.ok:
-            print(result)
+            _say(str(result))
             return 0
         if not result.complete and result.message.startswith("incomplete"):
-            print(f"{result.message} (consistent with the replay up to there)")
+            _say(f"{result.message} (consistent with the replay up to there)")
             return INCOMPLETE
-        print(f"divergence at {result}")
+        _say(f"divergence at {result}")
         return 1
     if record.problems:
-        print(f"problem at {record.problems[0]}")
+        _say(f"problem at {record.problems[0]}")
         for problem in record.problems[1:5]:
-            print(f"  also {problem}")
+            _say(f"  also {problem}")
         return 1
     if not record.complete:
-        print(_incomplete(record))
+        _say(_incomplete(record))
         return INCOMPLETE
-    print("complete; not re-simulated (use --verify)")
+    _say("complete; not re-simulated (use --verify)")
     return 0
 
 
@@ -66,17 +67,27 @@ def load(path: str, command: str) -> Record | None:
     try:
         record = read_record(path)
     except OSError as exc:
-        print(f"arena {command}: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+        print(
+            printable(f"arena {command}: cannot read {path}: {exc.strerror or exc}"),
+            file=sys.stderr,
+        )
         return None
     if record.header is None and (record.lines or record.problems):
         first = record.problems[0] if record.problems else "no header"
         print(
-            f"arena {command}: {path} is not a match record: its first line is not a record "
-            f"header ({first}; the format: docs/records.md)",
+            printable(
+                f"arena {command}: {path} is not a match record: its first line is not a "
+                f"record header ({first}; the format: docs/records.md)"
+            ),
             file=sys.stderr,
         )
         return None
     return record
+
+
+def _say(text: str) -> None:
+    """Print a line built from a record: whatever a bot wrote in it is escaped."""
+    print(printable(text))
 
 
 def summary(record: Record, seat: int | None = None) -> list[str]:
@@ -88,17 +99,21 @@ def summary(record: Record, seat: int | None = None) -> list[str]:
         variants = header.rules.changes()
         rules = ", ".join(f"{k}={v}" for k, v in variants.items()) or "competition rules"
         out.append(
-            f"match {header.match_id} · seed {header.seed} · arena {header.arena_version} · {rules}"
+            f"match {printable(header.match_id, MAX_NAME)} · seed {header.seed} · "
+            f"arena {printable(header.arena_version, MAX_NAME)} · {rules}"
         )
         for i, s in enumerate(header.seats):
-            version = f" {s.version}" if s.version else ""
-            out.append(f"  seat {i} (team {i % 2}): {s.name} [{s.bot}{version}]")
+            # every text a bot chose is escaped: a name must not drive the terminal
+            name, bot = printable(s.name, MAX_NAME), printable(s.bot, 2 * MAX_NAME)
+            version = f" {printable(s.version, MAX_NAME)}" if s.version else ""
+            out.append(f"  seat {i} (team {i % 2}): {name} [{bot}{version}]")
     result = record.result
     if result is not None:
         winner = "a draw" if result.winner is None else f"team {result.winner} wins"
         levels = "/".join(r.code for r in result.levels)
+        detail = printable(result.detail, MAX_REASON)
         out.append(
-            f"result: {winner} ({result.reason}{': ' + result.detail if result.detail else ''}) "
+            f"result: {winner} ({printable(result.reason)}{': ' + detail if detail else ''}) "
             f"after {result.deals} deals; levels {levels}"
         )
     answers = [a for a in record.answers() if seat is None or a.seat == seat]

@@ -148,6 +148,14 @@ class Referee:
             self.decisions, len(self.faults), self.late_answers, (b[0], b[1], b[2], b[3])
         )
 
+    def end_before_start(self, team: int | None, reason: str) -> None:
+        """Before :meth:`run`: ``team`` forfeits (``None``: void, recorded as cancelled)."""
+        self._input("cancel" if team is None else "forfeit", team=team, reason=reason)
+        if team is None:
+            self.match.cancel(reason)
+        else:
+            self.match.forfeit(team, reason)
+
     # -- the match -----------------------------------------------------------------------
 
     async def run(self) -> MatchReport:

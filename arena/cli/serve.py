@@ -83,6 +83,13 @@ def register(sub: Any) -> None:
         help="folder for match records (default ./records)",
     )
     p.add_argument(
+        "--http",
+        default=None,
+        metavar="HOST:PORT",
+        help="also serve web pages (match list, live tables, replays), /metrics and /healthz "
+        "on this address (off by default; docs/operations.md)",
+    )
+    p.add_argument(
         "--no-resume",
         action="store_true",
         help="do not resume the matches whose records in --records are incomplete",
@@ -188,16 +195,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"arena serve: {exc}", file=sys.stderr)
         return 2
     with contextlib.suppress(KeyboardInterrupt):
-        trio.run(_serve, args.listen, args.records, not args.no_resume, access, tls)
+        trio.run(_serve, args.listen, args.records, not args.no_resume, access, tls, args.http)
     return 0
 
 
 async def _serve(
-    listen: str, records: str, resume: bool, access: Access, tls: ServerTls | None
+    listen: str,
+    records: str,
+    resume: bool,
+    access: Access,
+    tls: ServerTls | None,
+    http: str | None = None,
 ) -> None:
     restore = partial(resume_matches, folder=Path(records)) if resume else None
     async with open_arena_server(
-        listen, record_factory(None, records), restore, access, tls
+        listen, record_factory(None, records), restore, access, tls, http
     ) as server:
         scheme = "TLS" + (" with client certificates" if tls and tls.client_ca else "")
         print(
@@ -206,6 +218,12 @@ async def _serve(
             file=sys.stderr,
             flush=True,
         )
+        if server.http_url:
+            print(
+                f"web pages on {server.http_url}/ (metrics: {server.http_url}/metrics)",
+                file=sys.stderr,
+                flush=True,
+            )
         host = listen.rsplit(":", 1)[0].strip("[]")
         if tls is None and not _loopback(host):
             print(

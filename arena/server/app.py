@@ -25,6 +25,7 @@ class ArenaServer:
     host: MatchHost
     grpc: GrpcThread
     access: Access
+    http_url: str = ""  # "http://HOST:PORT" with --http, else ""
 
     @property
     def organiser_token(self) -> str:
@@ -44,6 +45,7 @@ async def open_arena_server(
     before_listening: Callable[[MatchHost], object] | None = None,
     access: Access | None = None,
     tls: ServerTls | None = None,
+    http: str | None = None,
 ) -> AsyncIterator[ArenaServer]:
     """Serve the Arena and Matches services for an ``async with`` block.
 
@@ -54,10 +56,18 @@ async def open_arena_server(
     ``access`` says who may call what (docs/security.md); by default a fresh organiser
     token known only to this process (:meth:`Access.internal`), which is what an
     embedded server wants: its bots hold seat tokens and can use nothing else.
-    ``tls``: serve TLS instead of plaintext.
+    ``tls``: serve TLS instead of plaintext. ``http``: also serve the pages, the event
+    stream and ``/metrics`` on this ``HOST:PORT`` (:mod:`arena.http`, same trio loop).
     """
     async with trio.open_nursery() as nursery:
         host = MatchHost(nursery, TokenBook(), recorder_factory)
+        metrics = None
+        if http is not None:
+            from arena.http.metrics import ArenaMetrics  # only servers with --http need it
+
+            metrics = ArenaMetrics(host)
+            host.observer = metrics
+            host.recorder_factory = metrics.timed_records(recorder_factory)
         if before_listening is not None:
             before_listening(host)
         token = trio.lowlevel.current_trio_token()
@@ -65,8 +75,11 @@ async def open_arena_server(
         access = replace(
             access or Access.internal(), is_seat_token=lambda t: book.lookup(t) is not None
         )
+        arena_service = ArenaService(host, token)
+        if metrics is not None:
+            arena_service.traffic = metrics.traffic
         registrations = [
-            partial(pb_grpc.add_ArenaServicer_to_server, ArenaService(host, token)),
+            partial(pb_grpc.add_ArenaServicer_to_server, arena_service),
             partial(pb_grpc.add_MatchesServicer_to_server, MatchesService(host, token, access)),
         ]
         config = GrpcServerConfig(
@@ -76,8 +89,13 @@ async def open_arena_server(
             credentials=tls.credentials() if tls else None,
         )
         async with open_grpc_server(registrations, config) as grpc_thread:
+            http_url = ""
+            if http is not None and metrics is not None:
+                from arena.http.serve import start_http
+
+                http_url = await start_http(nursery, http, host, access, metrics)
             try:
-                yield ArenaServer(host, grpc_thread, access)
+                yield ArenaServer(host, grpc_thread, access, http_url)
             finally:
                 for hosted in list(host.matches.values()):
                     host.cancel(hosted.id, "server shutting down")

@@ -26,6 +26,7 @@ from arena.errors import ProtocolError
 from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder
 from arena.records import Restored, read_record, reopen, restore
 from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, Resume, Seat, TimeControl
+from arena.referee.observe import RefereeObserver
 from arena.rules import RuleSet
 from arena.server import convert
 from arena.server.remote import RemoteSeat
@@ -141,6 +142,7 @@ class MatchHost:
         self.tokens = tokens or TokenBook()
         self.recorder_factory = recorder_factory
         self.matches: dict[str, HostedMatch] = {}
+        self.observer: RefereeObserver | None = None  # every referee's metrics (--http)
 
     # -- organiser verbs -------------------------------------------------------------------
 
@@ -242,6 +244,18 @@ class MatchHost:
             callback(None)
         return past
 
+    def unwatch(
+        self, match_id: str, callback: Callable[[list[tuple[int, Event]] | None], None]
+    ) -> None:
+        """Forget a watcher (its page was closed): it is called no more."""
+        hosted = self.matches.get(match_id)
+        if hosted is None:
+            return
+        if callback in hosted.watchers:
+            hosted.watchers.remove(callback)
+        if hosted.referee is not None:
+            hosted.referee.unwatch(callback)
+
     def check(self, match_id: str, seat: int, action: pb.Action) -> pb.Verdict:
         """The ``Check`` dry run: judge ``action`` for ``seat``'s pending decision."""
         hosted = self.get(match_id)
@@ -316,6 +330,7 @@ class MatchHost:
         hosted.referee = referee = Referee(
             hosted.id, setup, hosted.seats, spec.time_control, spec.policy, recorder, resume
         )
+        referee.observer = self.observer
         for seat in range(4):
             remote = hosted.remote(seat)
             if remote is not None:  # a reconnected bot is sent the whole current deal again

@@ -110,12 +110,14 @@ def start_match(web: Web, deals: int = 1, seed: int = 11, think_ms: int = 40) ->
         timeout=20,
     )
     env = {**os.environ, "ARENA_THINK_MS": str(think_ms)}
+    bot = [sys.executable, str(ROOT / "tests" / "slow_bot.py"), "--server", web.serve.target]
     bots = [
         subprocess.Popen(
-            [sys.executable, str(ROOT / "tests" / "slow_bot.py"), "--server", web.serve.target,
-             "--token", token, "--seed", str(i)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-        )  # fmt: skip
+            [*bot, "--token", token, "--seed", str(i)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
         for i, token in enumerate(created.seat_tokens)
     ]
     return Match(created.match_id, bots, list(created.seat_tokens))

@@ -6,6 +6,7 @@ may open the pages, and ``arena show --html``'s single file."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -179,3 +180,22 @@ def test_show_html_writes_one_self_contained_file(tmp_path: Path) -> None:
     dealt = {e["seat"] for e in data["events"] if e["type"] == "card_dealt"}
     assert dealt == {2}, "--seat 2 shows only seat 2's hand"
     assert SPECTATOR_TOKEN not in text
+
+
+def test_matches_watch_draws_the_table_in_a_terminal(web: Web) -> None:
+    match = start_match(web, think_ms=1, seed=9)
+    try:
+        match.wait()
+    finally:
+        match.stop()
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli.main", "matches", "watch", match.id, "--table",
+         "--server", web.serve.target, "--organiser-token-file", str(web.serve.token_file)],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+        env={**os.environ, "COLUMNS": "120"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert f"match {match.id}" in out and "ann (0)" in out and "dan (3)" in out
+    assert "match over:" in out and "trump" in out
+    assert re.search(r"(10|[2-9JQKA])[♠♥♣♦]", out), "no card drawn"

@@ -108,7 +108,7 @@ class TableState:
             play = self.plays.get(i)
             body = cards_text(play) if play else Text("·", style="dim")
             style = "yellow" if i == self.winner else "green"
-            label = f"{self.seat(i)} · team {i % 2} · level {self.levels[i % 2]}{mark}"
+            label = f"{self.seat(i)} · level {self.levels[i % 2]}{mark}"
             return Panel(body, title=label, border_style=style, height=3)
 
         grid = Table.grid(expand=True)

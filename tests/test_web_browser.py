@@ -75,6 +75,11 @@ def test_list_and_live_page_follow_a_match_played_by_real_bots(browser: Any, web
         assert page.get_attribute(".slot .c", "aria-label")  # "10 of hearts", read aloud
 
         page.wait_for_selector("text=finished", timeout=90_000)  # the stream's end
+        # the deal is over: the hands as dealt, face up
+        page.wait_for_function(
+            "[0,1,2,3].every(s => document.querySelectorAll(`#seat${s} .hand .c`).length == 25)"
+        )
+        screenshot(page, "live-deal-over")
         match.wait()
         page.reload()  # a finished match: the replay viewer
         page.wait_for_selector("#next")

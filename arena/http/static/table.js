@@ -221,6 +221,20 @@
   }
 
   // -- live: the match's public event stream (Server-Sent Events) -----------------------
+  // Once a deal has ended (for this viewer), its hands are public: show them as dealt.
+  function faceUp(s, deal, redraw) {
+    fetch(DATA.hands_url + deal, { credentials: "same-origin" })
+      .then((r) => (r.ok ? r.json() : null))
+      .then((got) => {
+        if (!got || s.deal !== deal || !s.over) return;
+        s.hands = got.hands;
+        s.dealt = got.hands.map((h) => h.length);
+        s.played = [0, 0, 0, 0];
+        redraw();
+      })
+      .catch(() => {});
+  }
+
   function live() {
     const s = fresh();
     let pending = false;
@@ -231,7 +245,12 @@
       }
     };
     const source = new EventSource(DATA.events_url);
-    source.onmessage = (m) => { apply(s, JSON.parse(m.data)); redraw(); };
+    source.onmessage = (m) => {
+      const e = JSON.parse(m.data);
+      apply(s, e);
+      redraw();
+      if (e.type === "deal_ended" && DATA.hands_url) faceUp(s, e.deal, redraw);
+    };
     source.addEventListener("status", (m) => {
       status = JSON.parse(m.data);
       $("#state").textContent = status.state + (status.delay !== "none" ? " (spectators " + status.delay + " behind)" : "");

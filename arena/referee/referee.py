@@ -350,6 +350,7 @@ class Referee:
             reason = f"seat {fault.seat} {fault.kind.value}"
             self._input("penalty", team=team, points=fault.penalty_points, reason=reason)
             self.match.penalize(team, fault.penalty_points, reason)
+            self._flush()  # its event follows its input line, before the answer's (replay order)
         if self.fault_counts[team] >= self.policy.max_faults:
             reason = f"team {team} disqualified after {self.policy.max_faults} faults"
             self._input("forfeit", team=team, reason=reason)

@@ -58,6 +58,12 @@ class Malformed:
 
 
 Inbound = pb.BotMessage | Malformed | Signal
+# Faults a client may report against itself (Action.fault); anything else is MALFORMED.
+_SELF_REPORTED = {
+    pb.TIMEOUT: FaultKind.TIMEOUT,
+    pb.ILLEGAL_ACTION: FaultKind.ILLEGAL_ACTION,
+    pb.MALFORMED: FaultKind.MALFORMED,
+}
 
 
 class RemoteSeat:
@@ -187,6 +193,9 @@ class RemoteSeat:
             raise BotError(
                 FaultKind.UNKNOWN_SEQUENCE, f"answer for seq {action.seq}, but seq {seq} was asked"
             )
+        if action.fault != pb.FAULT_NONE:  # the client reports it has no proper answer
+            reported = _SELF_REPORTED.get(action.fault, FaultKind.MALFORMED)
+            raise BotError(reported, action.reason[:500] or "the bot reported a fault")
         try:
             return convert.cards_from_pb(action.cards)
         except ProtocolError as exc:

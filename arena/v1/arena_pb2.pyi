@@ -411,10 +411,22 @@ class Action(_message.Message):
 
     SEQ_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
+    FAULT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     """The Request.seq being answered. An Action whose seq is not the seat's
     pending request (too late, or invented) is never applied.
     """
+    fault: Global___FaultKind.ValueType
+    """A client that cannot give a proper answer says so instead of sending cards:
+    typically a bridge whose bot process crashed, printed garbage or named a
+    card it does not hold (arena botzone-seat, docs/botzone.md). The referee
+    records a fault of this kind at once (TIMEOUT, ILLEGAL_ACTION or MALFORMED;
+    any other value counts as MALFORMED) with `reason`, and plays the
+    fallback; `cards` are ignored. FAULT_NONE (the default): a normal answer.
+    """
+    reason: _builtins.str
+    """with `fault`: why, in the words of the client's own world"""
     @_builtins.property
     def cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
         """BID: empty = pass; otherwise the cards of exactly one entry of
@@ -428,10 +440,12 @@ class Action(_message.Message):
         *,
         seq: _builtins.int = ...,
         cards: _abc.Iterable[Global___Card] | None = ...,
+        fault: Global___FaultKind.ValueType = ...,
+        reason: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "seq", b"seq"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "fault", b"fault", "reason", b"reason", "seq", b"seq"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -28,6 +28,21 @@ from webkit import (
 from arena.records import EventLine, read_record
 
 pytestmark = pytest.mark.slow
+# Sums Chromium's layout-shift entries (the Cumulative Layout Shift of web.dev) as they come.
+# The trick on the table, read at one instant, once it holds at least two plays.
+SNAPSHOT = """() => {
+  const plays = {};
+  for (const s of [0, 1, 2, 3])
+    plays[s] = [...document.querySelectorAll(`#play${s} .c`)].map(c => c.dataset.card);
+  const n = Object.values(plays).filter(p => p.length).length;
+  return n >= 2 ? { trick: document.querySelector("#trickno").textContent, plays } : null;
+}"""
+CLS_PROBE = """
+window.__shift = 0;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) if (!e.hadRecentInput) window.__shift += e.value;
+}).observe({ type: "layout-shift", buffered: true });
+"""
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +72,7 @@ def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Web]:
 def test_list_and_live_page_follow_a_match_played_by_real_bots(browser: Any, web: Web) -> None:
     match = start_match(web, think_ms=60, seed=21)
     page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.add_init_script(CLS_PROBE)
     try:
         page.goto(f"{web.http}/?token={SPECTATOR_TOKEN}")  # kept in a cookie from now on
         assert "token=" not in page.url
@@ -65,15 +81,14 @@ def test_list_and_live_page_follow_a_match_played_by_real_bots(browser: Any, web
         screenshot(page, "match-list")
 
         page.goto(f"{web.http}/matches/{match.id}")
-        page.wait_for_function("document.querySelectorAll('.slot .c').length >= 2", timeout=30_000)
-        trick = int(page.inner_text("#trickno"))
-        shown = {
-            seat: page.eval_on_selector_all(f"#play{seat} .c", "cs => cs.map(c => c.dataset.card)")
-            for seat in range(4)
-        }
+        seen = page.wait_for_function(SNAPSHOT, timeout=30_000).json_value()  # one instant
+        trick, shown = int(seen["trick"]), {int(k): v for k, v in seen["plays"].items()}
         screenshot(page, "live-table")
         assert page.get_attribute(".slot .c", "aria-label")  # "10 of hearts", read aloud
 
+        page.wait_for_timeout(1500)  # more cards played
+        # no layout shift as cards are played: Chromium's own measure (CLS; < 0.1 is "good")
+        assert page.evaluate("window.__shift") < 0.05
         page.wait_for_selector("text=finished", timeout=90_000)  # the stream's end
         # the deal is over: the hands as dealt, face up
         page.wait_for_function(

@@ -224,6 +224,16 @@ async def _serve(
                 file=sys.stderr,
                 flush=True,
             )
+            web_host = (http or "").rsplit(":", 1)[0].strip("[]")
+            if not _loopback(web_host):
+                print(
+                    f"WARNING: the web pages on {web_host} are plain HTTP: a spectator's token "
+                    "crosses the network in clear text; put a TLS reverse proxy in front "
+                    "(docs/web.md)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                log.warning("http_plaintext_on_network", host=web_host)
         host = listen.rsplit(":", 1)[0].strip("[]")
         if tls is None and not _loopback(host):
             print(

@@ -8,8 +8,8 @@ its ``/matches/ID/events`` stream to the end, in a separate process, as a browse
 would), so load from elsewhere on the machine falls on both alike. Per condition:
 
 - *overhead*: the referee's time from an answer read to the next request sent (judge,
-  apply, record, tell the watchers, build the request) — the observer hook that feeds
-  ``arena_referee_overhead_seconds``;
+  apply, record, tell the watchers, build the request), from the records' answer lines
+  (the referee's clock) — what feeds ``arena_referee_overhead_seconds``;
 - *latency*: request sent → answer read, as the referee measures it (bot + network +
   the server's loop being busy with something else, e.g. an event stream);
 - *wall/decision*: each match's wall time over its decisions.
@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from remote_kit import BOT, Spawner  # bench/remote_kit.py
 
 from arena.cli.logs import configure_logging
+from arena.records import read_record
 from arena.rules import RuleSet
 from arena.server.app import open_arena_server
 from arena.server.host import MatchSpec
@@ -61,25 +62,18 @@ print("done")
 """
 
 
-class Collect:
-    """Forwards the referee observer calls to the metrics and keeps the samples."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.overhead: list[float] = []
-
-    def request_sent(self, overhead: float) -> None:
-        self.overhead.append(overhead)
-        self.inner.request_sent(overhead)
-
-    def decision_made(self, kind: str, latency: float, fault: str | None) -> None:
-        self.inner.decision_made(kind, latency, fault)
+def overheads(path: str) -> list[float]:
+    """Seconds from each answer's arrival to the next request, from a record."""
+    out, answered_at = [], None
+    for answer in read_record(path).answers():
+        if answered_at is not None and answer.requested_at_ms >= answered_at:
+            out.append((answer.requested_at_ms - answered_at) / 1000)
+        answered_at = answer.requested_at_ms + answer.latency_ms
+    return out
 
 
 async def one_round(server: Any, spawner: Spawner, matches: int, pages: bool) -> dict[str, Any]:
     host = server.host
-    collect = Collect(host.observer)
-    host.observer = collect
     rules = RuleSet.from_mapping({"deals": 1})
     hosted = [host.create(MatchSpec(rules=rules, seed=100 + i)) for i in range(matches)]
     reader = None
@@ -99,12 +93,11 @@ async def one_round(server: Any, spawner: Spawner, matches: int, pages: bool) ->
         await h.done.wait()
     wall = time.perf_counter() - started
     await spawner.wait_all([bots] + ([reader] if reader else []))
-    host.observer = collect.inner
     latencies = [x for h in hosted for seat in h.referee.latencies for x in seat]
     decisions = sum(h.referee.decisions for h in hosted)
     faults = sum(len(h.referee.faults) for h in hosted)
     return {
-        "overhead": collect.overhead,
+        "overhead": [x for h in hosted for x in overheads(h.record)],
         "latency": latencies,
         "wall_per_decision": wall / max(1, decisions) * matches,
         "decisions": decisions,

@@ -1,8 +1,10 @@
 """The server's Prometheus metrics (``/metrics``): one registry per server, no globals.
 
-Counters and histograms are fed as things happen, by the referees' observer hook
-(:mod:`arena.referee.observe`), the seat streams' byte counts and a timing wrapper around
-each match's record writer. Gauges that describe the present (matches by state, connected
+Counters and histograms are fed as things happen: decisions, faults, latency and the
+referee's overhead by a wrapper around each match's record writer (every settled decision
+passes through ``Recorder.answer`` with its kind, request time, latency and fault — the
+referee's own clock, so nothing is added to the referee), record write times by the same
+wrapper, bytes by the seat streams. Gauges that describe the present (matches by state, connected
 seats, open pages) are read from the match host when Prometheus scrapes, so they cost
 nothing in between. docs/operations.md ("Metrics") says what each one means.
 """
@@ -36,7 +38,7 @@ WRITE_BUCKETS = (0.00001, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.005, 0.025,
 
 
 class ArenaMetrics:
-    """Every metric of one ``arena serve``; implements ``RefereeObserver``."""
+    """Every metric of one ``arena serve``."""
 
     def __init__(self, host: MatchHost) -> None:
         self.host = host
@@ -77,12 +79,8 @@ class ArenaMetrics:
             self.faults.labels(fault)
         r.register(_PresentState(self))
 
-    # -- RefereeObserver ------------------------------------------------------------------
-
-    def request_sent(self, overhead: float) -> None:
-        self.overhead.observe(overhead)
-
-    def decision_made(self, kind: str, latency: float, fault: str | None) -> None:
+    def decision(self, kind: str, latency: float, fault: str | None) -> None:
+        """A decision settled: answered in ``latency`` seconds, or ``fault``."""
         self.decisions.labels(kind).inc()
         if fault is None:
             self.latency.observe(latency)
@@ -99,7 +97,7 @@ class ArenaMetrics:
             self.bytes_out.inc(sent)
 
     def timed_records(self, factory: RecorderFactory | None) -> RecorderFactory | None:
-        """``factory`` whose record writers are timed call by call."""
+        """``factory`` whose record writers are metered (:class:`_MeteredRecorder`)."""
         if factory is None:
             return None
 
@@ -107,7 +105,7 @@ class ArenaMetrics:
             recorder, path = factory(hosted)
             if recorder is None:
                 return None, path
-            return cast(Recorder, _TimedRecorder(recorder, self.record_write.observe)), path
+            return cast(Recorder, _MeteredRecorder(recorder, self)), path
 
         return open_record
 
@@ -116,26 +114,41 @@ class ArenaMetrics:
         return generate_latest(self.registry)
 
 
-class _TimedRecorder:
-    """Passes every call to a recorder, timing it."""
+class _MeteredRecorder:
+    """Passes every call to a match's recorder, timing it; reads each answer's figures.
 
-    def __init__(self, inner: Recorder, observe: Callable[[float], None]) -> None:
+    The referee's overhead per decision is the gap on its own clock between an answer's
+    arrival (``requested_at_ms + latency_ms``) and the next request (the next answer's
+    ``requested_at_ms``): judging, applying, recording, telling watchers, building the
+    request. Answers asked together (a bid window) overlap and are skipped.
+    """
+
+    def __init__(self, inner: Recorder, metrics: ArenaMetrics) -> None:
         self._inner = inner
-        self._observe = observe
+        self._metrics = metrics
+        self._answered_at: float | None = None  # ms on the match clock
+
+    def answer(self, **fields: Any) -> None:
+        requested, latency = fields["requested_at_ms"], fields["latency_ms"]
+        if self._answered_at is not None and requested >= self._answered_at:
+            self._metrics.overhead.observe((requested - self._answered_at) / 1000)
+        self._answered_at = requested + latency
+        fault = fields["fault"]
+        self._metrics.decision(fields["kind"], latency / 1000, str(fault.kind) if fault else None)
+        self._timed(self._inner.answer, **fields)
+
+    def _timed(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return call(*args, **kwargs)
+        finally:
+            self._metrics.record_write.observe(time.perf_counter() - start)
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._inner, name)
         if not callable(attribute):
             return attribute
-
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
-            try:
-                return attribute(*args, **kwargs)
-            finally:
-                self._observe(time.perf_counter() - start)
-
-        return timed
+        return lambda *args, **kwargs: self._timed(attribute, *args, **kwargs)
 
 
 class _PresentState(Collector):

@@ -35,7 +35,6 @@ from arena.game import (
 )
 from arena.referee.control import FaultPolicy, PolicyKind, TimeControl
 from arena.referee.faults import BotError, Fault, FaultKind, SeatVerdict
-from arena.referee.observe import RefereeObserver
 from arena.referee.seats import Seat
 
 log = structlog.get_logger()
@@ -133,8 +132,6 @@ class Referee:
         )
         self._watched = len(self.match.events) if resume else 0
         self._watchers: list[Callable[[list[tuple[int, Event]]], None]] = []
-        self.observer: RefereeObserver | None = None  # metrics (arena serve --http)
-        self._answer_at: float | None = None  # when the last answer arrived (observer only)
 
     # -- spectators ----------------------------------------------------------------------
 
@@ -145,9 +142,8 @@ class Referee:
         return indexed_seat_events(self.match.events[: self._watched], SPECTATOR)
 
     def unwatch(self, callback: Callable[[list[tuple[int, Event]]], None]) -> None:
-        """Stop calling ``callback`` (a closed page); unknown callbacks are ignored."""
-        if callback in self._watchers:
-            self._watchers.remove(callback)
+        """Stop calling ``callback`` (its page was closed)."""
+        self._watchers = [w for w in self._watchers if w is not callback]
 
     def statistics(self) -> RefereeStatistics:
         b = [round(x * 1000) for x in self.bank]
@@ -228,8 +224,6 @@ class Referee:
         allowance = self.tc.allowance_ms / 1000
         bank = self.bank[seat]
         start = trio.current_time()
-        if self.observer is not None and self._answer_at is not None:
-            self.observer.request_sent(max(0.0, start - self._answer_at))
         sent: Action | None = None
         fault: tuple[FaultKind, str, bool] | None = None
         with trio.move_on_after(limit + allowance + bank) as scope:
@@ -240,8 +234,6 @@ class Referee:
             except BotError as exc:
                 fault = (exc.kind, exc.reason, exc.charge)
         elapsed = trio.current_time() - start
-        if self.observer is not None:
-            self._answer_at = start + elapsed
         overrun = max(0.0, elapsed - limit - allowance)
         self.bank[seat] = max(0.0, bank - overrun)
         if fault is None and (scope.cancelled_caught or overrun > bank):
@@ -312,9 +304,6 @@ class Referee:
     ) -> None:
         self.decisions += 1
         seat = outcome.decision.seat
-        if self.observer is not None:
-            kind = fault.kind.value if fault else None
-            self.observer.decision_made(outcome.decision.kind.value, outcome.latency, kind)
         log.debug(
             "decision_answered",
             seat=seat,

@@ -66,7 +66,6 @@ async def open_arena_server(
             from arena.http.metrics import ArenaMetrics  # only servers with --http need it
 
             metrics = ArenaMetrics(host)
-            host.observer = metrics
             host.recorder_factory = metrics.timed_records(recorder_factory)
         if before_listening is not None:
             before_listening(host)

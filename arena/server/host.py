@@ -26,7 +26,6 @@ from arena.errors import ProtocolError
 from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder
 from arena.records import Restored, read_record, reopen, restore
 from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, Resume, Seat, TimeControl
-from arena.referee.observe import RefereeObserver
 from arena.rules import RuleSet
 from arena.server import convert
 from arena.server.remote import RemoteSeat
@@ -142,7 +141,6 @@ class MatchHost:
         self.tokens = tokens or TokenBook()
         self.recorder_factory = recorder_factory
         self.matches: dict[str, HostedMatch] = {}
-        self.observer: RefereeObserver | None = None  # every referee's metrics (--http)
 
     # -- organiser verbs -------------------------------------------------------------------
 
@@ -330,7 +328,6 @@ class MatchHost:
         hosted.referee = referee = Referee(
             hosted.id, setup, hosted.seats, spec.time_control, spec.policy, recorder, resume
         )
-        referee.observer = self.observer
         for seat in range(4):
             remote = hosted.remote(seat)
             if remote is not None:  # a reconnected bot is sent the whole current deal again

@@ -32,6 +32,7 @@ Send = Callable[[pb.RefereeMessage], bool]
 Close = Callable[[], bool]
 FLOOD_LIMIT = 256  # unrequested messages kept at most; more are dropped and counted
 LOGGED_LATE = 20  # late answers logged one by one; after that, one line per thousand
+MATCH_OVER = "the match is over"  # attach's refusal once the match has ended (FAILED_PRECONDITION)
 
 
 class Signal(enum.Enum):
@@ -100,7 +101,7 @@ class RemoteSeat:
     def attach(self, conn: Connection) -> str | None:
         """A stream presented this seat's token. Returns an error, or ``None`` if taken."""
         if self.finished:
-            return "the match is over"
+            return f"{MATCH_OVER}: {self.match_id}"
         if self.conn is not None:
             return "this seat is already connected (a seat token admits one stream)"
         resumed = self._resumed or self.ever_connected.is_set()

@@ -84,15 +84,15 @@ class TableState:
             self.plays[e.seat] = convert.cards_from_pb(e.cards)
         elif kind == "trick_won":
             self.winner = e.winner
-            self.points += e.points if e.winner % 2 != self.dealer % 2 else 0
+            self.points = e.attacker_points
             self.note(f"trick {e.trick} to {self.seat(e.winner)} (+{e.points})")
         elif kind == "deal_ended":
             if len(e.levels) == 2:
                 self.levels = (_rank(e.levels[0]), _rank(e.levels[1]))
             self.points = e.attacker_points
             self.note(f"deal {e.deal}: {e.winner} win with {e.attacker_points} points")
-        elif kind == "fault_recorded":
-            self.note(f"penalty: {e.fault.reason}")
+        elif kind == "penalty_applied":
+            self.note(f"penalty: team {e.team} -{e.points} ({e.reason})")
         elif kind == "match_ended":
             r = e.result
             self.over = "a draw" if r.winner_team < 0 else f"team {r.winner_team} wins"

@@ -17,8 +17,6 @@ from arena.game.deal import Phase
 from arena.game.events import (
     Action,
     CardDealt,
-    DealEnded,
-    DealStarted,
     Event,
     KittyBuried,
     KittyTaken,
@@ -152,35 +150,6 @@ def indexed_seat_events(
     return out
 
 
-def ended_deal_hands(
-    events: Iterable[Event], deal: int
-) -> tuple[tuple[tuple[Card, ...], ...], tuple[Card, ...]] | None:
-    """The four hands as dealt in ``deal`` and its kitty, once that deal has ended (then
-    every card of it is public, RULES.md §6); ``None`` while it has not (or never was).
-
-    ``events`` are the match's full events, up to what the viewer has been shown (a
-    delayed spectator's feed ends earlier): the deal counts as ended only if its
-    ``deal_ended`` is among them.
-    """
-    hands: list[list[Card]] = [[], [], [], []]
-    kitty: tuple[Card, ...] = ()
-    current = 0
-    for event in events:
-        if isinstance(event, DealStarted):
-            current = event.deal
-            if current == deal:
-                hands = [[], [], [], []]  # a redeal starts the deal's dealing again
-        elif current != deal:
-            continue
-        elif isinstance(event, CardDealt):
-            hands[event.seat].append(event.card)
-        elif isinstance(event, KittyTaken):
-            kitty = event.cards
-        elif isinstance(event, DealEnded):
-            return tuple(tuple(h) for h in hands), kitty
-    return None
-
-
 def public_events(events: Iterable[Event]) -> list[Event]:
     """What a spectator may see: no dealt card and no kitty card before the deal ends."""
     return seat_events(events, seat=-1)
@@ -189,7 +158,6 @@ def public_events(events: Iterable[Event]) -> list[Event]:
 __all__ = [
     "SeatView",
     "TrickView",
-    "ended_deal_hands",
     "indexed_seat_events",
     "public_events",
     "seat_events",

@@ -34,14 +34,13 @@ from starlette.responses import (
 from starlette.routing import Route
 
 from arena.game import Event
-from arena.game.views import ended_deal_hands, indexed_seat_events
 from arena.http.metrics import ArenaMetrics
 from arena.http.pages import list_page, live_page, table_config
 from arena.http.replay import replay_html
 from arena.records import read_record
 from arena.server.access import Access, Refusal, Role
 from arena.server.host import HostedMatch, MatchHost, MatchState
-from arena.server.spectate import SPECTATOR, DelayedFeed, SpectatorDelay
+from arena.server.spectate import DelayedFeed, SpectatorDelay
 
 COOKIE = "arena_token"
 BACKLOG = 4096  # event batches a slow page may fall behind before its stream is cut
@@ -66,7 +65,6 @@ def build_app(host: MatchHost, access: Access, metrics: ArenaMetrics) -> Starlet
         Route("/api/matches", web.api_matches),
         Route("/matches/{match_id}", web.match_page),
         Route("/matches/{match_id}/events", web.events),
-        Route("/matches/{match_id}/hands/{deal:int}", web.hands),
         Route("/metrics", web.metrics_text),
         Route("/healthz", web.healthz),
     ]
@@ -166,34 +164,7 @@ class _Web:
             return HTMLResponse(replay_html(record, back='<a href="../">all matches</a>'))
         names = list(self.host.info(hosted).seat_names)
         config = table_config(hosted.spec.rules, names)
-        config["hands_url"] = f"{hosted.id}/hands/"
         return HTMLResponse(live_page(hosted.id, config, f"{hosted.id}/events"))
-
-    async def hands(self, request: Request) -> Response:
-        """A deal's hands as dealt, once that deal has ended *for this viewer*: a
-        spectator kept behind gets them only when its feed has shown the deal's end."""
-        try:
-            role = self.role(request)
-        except Denied as denied:
-            return PlainTextResponse(denied.message + "\n", status_code=denied.status)
-        hosted = self.host.matches.get(request.path_params["match_id"])
-        referee = hosted.referee if hosted is not None else None
-        if hosted is None or referee is None:
-            return PlainTextResponse("no such match, or it has not started\n", status_code=404)
-        delay = SpectatorDelay() if role is Role.ORGANISER else self.access.spectator_delay
-        events = referee.match.events
-        feed = DelayedFeed(delay)
-        shown = feed.push(indexed_seat_events(events, SPECTATOR))
-        if hosted.done.is_set():
-            shown += feed.close()
-        horizon = shown[-1][0] + 1 if shown else 0
-        found = ended_deal_hands(events[:horizon], request.path_params["deal"])
-        if found is None:
-            return PlainTextResponse("that deal has not ended yet\n", status_code=404)
-        hands, kitty = found
-        return JSONResponse(
-            {"hands": [[c.code for c in h] for h in hands], "kitty": [c.code for c in kitty]}
-        )
 
     async def events(self, request: Request) -> Response:
         try:

@@ -130,6 +130,11 @@
         s.dealResult = e;
         note(s, "deal " + e.deal + ": " + e.winner + " win, " + e.attacker_points + " points, +" + e.levels_gained + " level(s)");
         break;
+      case "deal_revealed": // the deal is over: every hand as dealt, face up
+        s.hands = e.hands.map((h) => h.slice());
+        s.dealt = e.hands.map((h) => h.length);
+        s.played = [0, 0, 0, 0];
+        break;
       case "match_ended":
         s.result = e;
         s.levels = e.levels;
@@ -221,20 +226,6 @@
   }
 
   // -- live: the match's public event stream (Server-Sent Events) -----------------------
-  // Once a deal has ended (for this viewer), its hands are public: show them as dealt.
-  function faceUp(s, deal, redraw) {
-    fetch(DATA.hands_url + deal, { credentials: "same-origin" })
-      .then((r) => (r.ok ? r.json() : null))
-      .then((got) => {
-        if (!got || s.deal !== deal || !s.over) return;
-        s.hands = got.hands;
-        s.dealt = got.hands.map((h) => h.length);
-        s.played = [0, 0, 0, 0];
-        redraw();
-      })
-      .catch(() => {});
-  }
-
   function live() {
     const s = fresh();
     let pending = false;
@@ -249,7 +240,6 @@
       const e = JSON.parse(m.data);
       apply(s, e);
       redraw();
-      if (e.type === "deal_ended" && DATA.hands_url) faceUp(s, e.deal, redraw);
     };
     source.addEventListener("status", (m) => {
       status = JSON.parse(m.data);

@@ -221,7 +221,7 @@ class _Web:
                     if chunk:
                         yield chunk
         finally:
-            self.host.unwatch(hosted.id, forward)
+            _unwatch(hosted, forward)
             self.metrics.open_streams -= 1
 
     def _status(self, hosted: HostedMatch, delay: SpectatorDelay) -> str:
@@ -249,6 +249,14 @@ class _Web:
 
     async def healthz(self, request: Request) -> Response:
         return PlainTextResponse("ok\n")
+
+
+def _unwatch(hosted: HostedMatch, callback: Any) -> None:
+    """Forget a closed page's watcher: the host and the referee call it no more."""
+    if callback in hosted.watchers:
+        hosted.watchers.remove(callback)
+    if hosted.referee is not None:
+        hosted.referee.unwatch(callback)
 
 
 async def _gather(

@@ -246,18 +246,6 @@ class MatchHost:
             callback(None)
         return past
 
-    def unwatch(
-        self, match_id: str, callback: Callable[[list[tuple[int, Event]] | None], None]
-    ) -> None:
-        """Forget a watcher (its page was closed): it is called no more."""
-        hosted = self.matches.get(match_id)
-        if hosted is None:
-            return
-        if callback in hosted.watchers:
-            hosted.watchers.remove(callback)
-        if hosted.referee is not None:
-            hosted.referee.unwatch(callback)
-
     def check(self, match_id: str, seat: int, action: pb.Action) -> pb.Verdict:
         """The ``Check`` dry run: judge ``action`` for ``seat``'s pending decision.
 

@@ -112,6 +112,13 @@ def register(sub: Any) -> None:
         help="folder for match records (default ./records)",
     )
     p.add_argument(
+        "--http",
+        default=None,
+        metavar="HOST:PORT",
+        help="also serve web pages (match list, live tables, replays), /metrics and /healthz "
+        "on this address (off by default; docs/operations.md)",
+    )
+    p.add_argument(
         "--no-resume",
         action="store_true",
         help="do not resume the matches whose records in --records are incomplete",
@@ -250,7 +257,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"arena serve: {problem}", file=sys.stderr)
         return 1
     with contextlib.suppress(KeyboardInterrupt):
-        trio.run(_serve, args.listen, args.records, not args.no_resume, access, tls, limits)
+        trio.run(
+            _serve, args.listen, args.records, not args.no_resume, access, tls, limits, args.http
+        )
     return 0
 
 
@@ -261,6 +270,7 @@ async def _serve(
     access: Access,
     tls: ServerTls | None,
     limits: Limits,
+    http: str | None = None,
 ) -> None:
     restore = partial(resume_matches, folder=Path(records)) if resume else None
     async with open_arena_server(
@@ -271,6 +281,7 @@ async def _serve(
         tls,
         limits=limits,
         records=Path(records),
+        http=http,
     ) as server:
         scheme = "TLS" + (" with client certificates" if tls and tls.client_ca else "")
         print(
@@ -279,6 +290,22 @@ async def _serve(
             file=sys.stderr,
             flush=True,
         )
+        if server.http_url:
+            print(
+                f"web pages on {server.http_url}/ (metrics: {server.http_url}/metrics)",
+                file=sys.stderr,
+                flush=True,
+            )
+            web_host = (http or "").rsplit(":", 1)[0].strip("[]")
+            if not _loopback(web_host):
+                print(
+                    f"WARNING: the web pages on {web_host} are plain HTTP: a spectator's token "
+                    "crosses the network in clear text; put a TLS reverse proxy in front "
+                    "(docs/web.md)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                log.warning("http_plaintext_on_network", host=web_host)
         host = listen.rsplit(":", 1)[0].strip("[]")
         if tls is None and not _loopback(host):
             print(

@@ -8,10 +8,10 @@ ESTAMP  := $(VENV)/.env-installed
 NODEBOT := sample_bots/node
 NSTAMP  := $(NODEBOT)/node_modules/.installed
 
-.PHONY: setup nodebot test lint demo bench proto clean help
+.PHONY: setup nodebot test lint demo bench proto clean help minimal-bot cpp-bot
 
 help:  ## list the targets
-	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/'
+	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
 
 $(STAMP): pyproject.toml requirements.lock
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -73,9 +73,22 @@ bench: setup  ## benchmarks (ratios measured side by side)
 	$(BIN)/python bench/guest_pingpong.py
 	$(BIN)/python bench/botzone.py
 	$(BIN)/python bench/env.py
+	$(BIN)/python bench/http_overhead.py
 
 proto: setup  ## regenerate the committed protobuf code from proto/
 	$(BIN)/python -m arena.server.codegen
+
+# Sample bots built from proto/ alone, as a bot in another language would be.
+MINIMAL := sample_bots/minimal/gen
+CPP     := sample_bots/cpp
+
+minimal-bot: | $(STAMP)  ## stubs for sample_bots/minimal (grpcio only) from proto/
+	@mkdir -p $(MINIMAL)
+	$(BIN)/python -m grpc_tools.protoc -I proto/arena/v1 --python_out=$(MINIMAL) \
+	  --grpc_python_out=$(MINIMAL) proto/arena/v1/arena.proto
+
+cpp-bot:  ## build sample_bots/cpp/bot (needs libgrpc++-dev protobuf-compiler-grpc pkg-config)
+	$(MAKE) -C $(CPP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

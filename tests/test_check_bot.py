@@ -146,14 +146,14 @@ def test_report_json_and_junit_of_a_failing_run(tmp_path: Path) -> None:
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check-bot", "python bot.py", "--scenario", "no-such"]) == 2
-    assert main(["check-bot", "python bot.py", "--matches", "-1"]) == 2
     assert main(["check-bot", "builtin:nobody"]) == 2
     assert main(["check-bot", "python bot.py", "--no-stacked", "--matches", "0"]) == 2
     assert main(["check-bot"]) == 2  # no command
     assert main(["check-bot", "python 'unclosed"]) == 2
-    with pytest.raises(SystemExit) as exc:
-        main(["check-bot", "python bot.py", "--no-such-option"])
-    assert exc.value.code == 2
+    for bad in (["--no-such-option"], ["--matches", "-1"], ["--deals", "0"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["check-bot", "python bot.py", *bad])
+        assert exc.value.code == 2
     assert main(["check-bot", "python bot.py", "--list", "--matches", "2"]) == 0
     listed = capsys.readouterr().out
     assert all(name in listed for name in [*SCENARIOS, "random-1", "random-2"])

@@ -13,9 +13,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import shlex
+import shutil
 import subprocess
+import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -223,20 +225,22 @@ async def play_hosted(
     record: str | None,
     logs: Path | None = None,
     failures: list[BotFailure] | None = None,
+    on_created: Callable[[HostedMatch], object] | None = None,
 ) -> HostedMatch:
     """Serve one match on a free loopback port and run its command seats as subprocesses
     (with ``ARENA_SERVER`` and ``ARENA_TOKEN``); returns when the match is over.
 
     A bot that cannot start, exits early or never connects is reported on stderr at
     once and added to ``failures``; a seat never taken makes its team forfeit.
+    ``on_created(hosted)`` is called once the match exists (``arena match`` watches it).
     """
     async with open_arena_server(recorder_factory=record_factory(record)) as server:
         hosted = server.host.create(spec)
+        if on_created is not None:
+            on_created(hosted)
         watch = StartupWatch(server.host, spec.connect_timeout)
         if failures is not None:
             watch.failures = failures
-        # next to the record (``hosted.record`` is only set once the match starts)
-        folder = logs or (Path(record).parent if record else Path("records"))
         async with trio.open_nursery() as nursery:
             for seat, cmd in enumerate(commands):
                 token = hosted.tokens[seat]
@@ -246,13 +250,23 @@ async def play_hosted(
                         cmd,
                         server.target,
                         token,
-                        folder / f"{hosted.id}.seat{seat}.log",
+                        seat_log(record, hosted.id, seat, logs),
                         hosted,
                         seat,
                         watch,
                     )
             await hosted.done.wait()
         return hosted
+
+
+def seat_log(record: str | None, match_id: str, seat: int, folder: Path | None = None) -> Path:
+    """Where a command seat's output goes: beside the record and named after it
+    (``runs/a.jsonl`` → ``runs/a.seat1.log``), else ``records/<match id>.seat1.log``
+    (``hosted.record`` is only known once the match starts, so it is not used here)."""
+    if folder is None and record:
+        path = Path(record)
+        return path.with_name(f"{path.name.removesuffix('.jsonl')}.seat{seat}.log")
+    return (folder or Path("records")) / f"{match_id}.seat{seat}.log"
 
 
 async def start_bot(cmd: str, target: str, token: str, seat: int, out: IO[bytes]) -> Any:
@@ -264,13 +278,33 @@ async def start_bot(cmd: str, target: str, token: str, seat: int, out: IO[bytes]
     """
     env = {**os.environ, "ARENA_SERVER": target, "ARENA_TOKEN": token, "ARENA_SEAT": str(seat)}
     cmd = botzone.seat_command(cmd) if botzone.is_botzone(cmd) else cmd  # docs/botzone.md
-    try:
-        return await trio.lowlevel.open_process(
-            shlex.split(cmd), env=env, stdout=out, stderr=subprocess.STDOUT
+    argv = shlex.split(cmd)
+    python = own_python(argv)
+    if python is not None:
+        out.write(
+            f"arena: running {argv[0]!r} as {python} (arena's own Python, which has grpc "
+            "and arena installed); give a path such as /usr/bin/python3 for another\n".encode()
         )
+        out.flush()
+        argv = [python, *argv[1:]]
+    try:
+        return await trio.lowlevel.open_process(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
     except OSError as exc:
         out.write(f"arena: could not start {cmd!r}: {exc}\n".encode())
         raise
+
+
+def own_python(argv: Sequence[str]) -> str | None:
+    """The Python running arena when a bot command starts with a bare ``python`` or
+    ``python3`` and arena runs from a virtual environment (``.venv/bin/arena``): the
+    ``python`` on the PATH is then most likely another one, without grpc, and the bot
+    would die of ``ModuleNotFoundError``. ``None`` to run the command as written."""
+    if not argv or argv[0] not in ("python", "python3") or sys.prefix == sys.base_prefix:
+        return None
+    found = shutil.which(argv[0])
+    if found and os.path.abspath(found) == os.path.abspath(sys.executable):  # venv active
+        return None
+    return sys.executable
 
 
 async def run_bot_process(

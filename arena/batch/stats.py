@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from arena.batch.runner import MatchSummary
+from arena.batch.table import table
 
 
 def partnership(bots: Sequence[str], team: int) -> str:
@@ -94,20 +95,28 @@ def render(summary: dict[str, Any]) -> str:
         f"{summary['deals']} deals ({summary['deals_per_match']} per match), "
         f"mean attacker points {summary['mean_attacker_points']}",
         "",
-        f"{'partnership':<40}{'matches':>8}{'wins':>7}{'draws':>7}{'losses':>8}{'win %':>8}",
+        "partnerships (the two seats of a team; wins, draws and losses are matches):",
     ]
-    for name, row in summary["results"]["teams"].items():
-        lines.append(
-            f"{name[:39]:<40}{row['matches']:>8}{row['wins']:>7}{row['draws']:>7}"
-            f"{row['losses']:>8}{row['win_rate'] * 100:>7.1f}%"
-        )
-    lines += ["", f"{'bot':<32}{'decisions':>10}{'p50 ms':>9}{'p99 ms':>9}  faults"]
-    for name, row in summary["results"]["bots"].items():
-        faults = ", ".join(f"{k} {v}" for k, v in row["faults"].items()) or "none"
-        lines.append(
-            f"{name[:31]:<32}{row['decisions']:>10}{row['latency_p50_ms']:>9.2f}"
-            f"{row['latency_p99_ms']:>9.2f}  {faults}"
-        )
+    lines += table(
+        ["partnership", "matches", "wins", "draws", "losses", "win %"],
+        [_team_row(name, row) for name, row in summary["results"]["teams"].items()],
+    )
+    lines += ["", "bots (decisions answered, latency percentiles, faults by kind):"]
+    lines += table(
+        ["bot", "decisions", "p50 ms", "p99 ms", "faults"],
+        [_bot_row(name, row) for name, row in summary["results"]["bots"].items()],
+    )
     for f in summary["failed"][:10]:
         lines.append(f"FAILED match {f['index']} (pairing {f['pairing']}): {f['error']}")
     return "\n".join(lines)
+
+
+def _team_row(name: str, row: dict[str, Any]) -> list[object]:
+    rate = f"{row['win_rate'] * 100:.1f}%"
+    return [name, row["matches"], row["wins"], row["draws"], row["losses"], rate]
+
+
+def _bot_row(name: str, row: dict[str, Any]) -> list[object]:
+    faults = ", ".join(f"{k} {v}" for k, v in row["faults"].items()) or "none"
+    p50, p99 = f"{row['latency_p50_ms']:.2f}", f"{row['latency_p99_ms']:.2f}"
+    return [name, row["decisions"], p50, p99, faults]

@@ -33,6 +33,7 @@ from openskill.models import PlackettLuce
 
 from arena.batch import duplicate_seating
 from arena.batch.runner import BotSpec, MatchJob, MatchSummary
+from arena.batch.table import table, terminal_width
 from arena.referee import FaultPolicy, TimeControl
 
 Team = tuple[str, str]
@@ -217,54 +218,65 @@ def report(
 
 
 def render_tournament(data: Mapping[str, Any]) -> str:
-    """The ranking, the pairwise table and the pairings, for people."""
+    """The ranking, the pairwise table and the pairings, for people. Nothing is cut off;
+    the pairwise table names its columns by rank (#1, #2, …) when the bots' names would
+    not fit the terminal."""
     lines = [
         f"{data['completed']}/{data['matches']} matches completed, "
         f"{len(data['pairings'])} pairings × {data['settings'].get('rounds')} rounds"
         f"{' × 2 (duplicate)' if data['settings'].get('duplicate') else ''}",
         "",
-        f"{'#':>3}  {'bot':<24}{'ordinal':>9}{'mu':>8}{'sigma':>7}"
-        f"{'matches':>9}{'wins':>6}{'draws':>7}{'losses':>8}{'win %':>8}",
+        "ranking by ordinal = mu - 3 sigma (openskill); matches, wins, draws and losses of",
+        "the bot's team:",
     ]
-    for row in data["ranking"]:
-        lines.append(
-            f"{row['rank']:>3}  {row['bot'][:23]:<24}{row['ordinal']:>9.2f}{row['mu']:>8.2f}"
-            f"{row['sigma']:>7.2f}{row['matches']:>9}{row['wins']:>6}{row['draws']:>7}"
-            f"{row['losses']:>8}{row['win_rate'] * 100:>7.1f}%"
-        )
+    lines += table(
+        ["#", "bot", "ordinal", "mu", "sigma", "matches", "wins", "draws", "losses", "win %"],
+        [_ranking_row(row) for row in data["ranking"]],
+        left=2,
+    )
     order = [row["bot"] for row in data["ranking"]]
-    width = max(9, *(min(len(n), 14) + 2 for n in order))
+
+    def cell(a: str, b: str) -> str:
+        if a == b:
+            return "—"
+        c = data["pairwise"][a][b]
+        return f"{c['wins']}-{c['losses']}-{c['draws']}"
+
+    def pairwise(columns: list[str]) -> list[str]:
+        rows = [[f"#{i} {a}", *(cell(a, b) for b in order)] for i, a in enumerate(order, 1)]
+        return table(["", *columns], rows)
+
+    grid = pairwise(order)
+    if max(map(len, grid)) > terminal_width():
+        grid = pairwise([f"#{i}" for i in range(1, len(order) + 1)])
     lines += [
         "",
-        "pairwise (row's wins-losses against column, when on opposing teams):",
-        f"{'':<24}" + "".join(f"{n[:14]:>{width}}" for n in order),
-    ]
-    for a in order:
-        cells = []
-        for b in order:
-            if a == b:
-                cells.append(f"{'—':>{width}}")
-            else:
-                cell = data["pairwise"][a][b]
-                text = f"{cell['wins']}-{cell['losses']}"
-                if cell["draws"]:
-                    text += f"-{cell['draws']}"
-                cells.append(f"{text:>{width}}")
-        lines.append(f"{a[:23]:<24}" + "".join(cells))
-    lines += [
+        "pairwise: the row bot's wins-losses-draws against the column bot, in the matches",
+        "where the two sat on opposing teams:",
+        *grid,
         "",
-        f"{'pairing (results of the first team)':<44}{'wins':>6}{'draws':>7}{'losses':>8}"
-        f"{'failed':>8}",
+        "pairings (the first team's wins and losses against the second team):",
     ]
-    for p in data["pairings"]:
-        (a, b), (c, d) = p["teams"]
-        name = f"{a}+{b} vs {c}+{d}"
-        lines.append(
-            f"{name[:43]:<44}{p['wins'][0]:>6}{p['draws']:>7}{p['wins'][1]:>8}{p['failed']:>8}"
-        )
+    lines += table(
+        ["first team", "", "second team", "wins", "draws", "losses", "failed"],
+        [
+            [f"{a}+{b}", "vs", f"{c}+{d}", p["wins"][0], p["draws"], p["wins"][1], p["failed"]]
+            for p in data["pairings"]
+            for (a, b), (c, d) in [p["teams"]]
+        ],
+        left=3,
+    )
     for f in data["failed"][:10]:
         lines.append(f"FAILED match {f['index']} (half {f['pairing']}): {f['error']}")
     return "\n".join(lines)
+
+
+def _ranking_row(row: Mapping[str, Any]) -> list[object]:
+    return [
+        row["rank"], row["bot"], f"{row['ordinal']:.2f}", f"{row['mu']:.2f}",
+        f"{row['sigma']:.2f}", row["matches"], row["wins"], row["draws"], row["losses"],
+        f"{row['win_rate'] * 100:.1f}%",
+    ]  # fmt: skip
 
 
 __all__ = ["Pairing", "build_jobs", "pairings", "rate", "render_tournament", "report"]

@@ -26,6 +26,7 @@ from arena.batch import (
     run_jobs,
     summarize,
 )
+from arena.cli.convention import UsageError, new_folder
 from arena.cli.logs import configure_logging
 from arena.cli.options import (
     add_clock,
@@ -35,6 +36,7 @@ from arena.cli.options import (
     clock_of,
     policy_of,
     rules_of,
+    whole,
 )
 from arena.cli.progress import Progress
 from arena.errors import ArenaError
@@ -58,7 +60,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--matches",
-        type=int,
+        type=whole(1, "a number of matches, at least 1"),
         default=10,
         help="matches (deal sequences with --duplicate, each played twice; default 10)",
     )
@@ -112,22 +114,22 @@ def quiet_logging() -> None:
 
 def run(args: argparse.Namespace) -> int:
     quiet_logging()
-    out = Path(args.out or f"records/batch-{time.strftime('%Y%m%d-%H%M%S')}")
     try:
-        jobs = build_jobs(args, out)
+        build_jobs(args, Path())  # the command line is checked before a folder is made
     except (ArenaError, ValueError) as exc:
-        print(f"arena batch: {exc}", file=sys.stderr)
-        return 2
-    out.mkdir(parents=True, exist_ok=True)
+        raise UsageError(str(exc)) from None
+    out = new_folder(args.out, "batch")
+    jobs = build_jobs(args, out)
     parallel = args.parallel or default_parallel()
     started = time.perf_counter()
-    with Progress(len(jobs), "matches") as bar:
-        faults = 0
+    with Progress(len(jobs), "matches", "batch") as bar:
+        faults = failed = 0
 
         def on_result(summary: MatchSummary) -> None:
-            nonlocal faults
+            nonlocal faults, failed
             faults += len(summary.faults)
-            bar.advance(note=f"faults {faults}")
+            failed += summary.state != "finished"
+            bar.advance(note=f"failed {failed}" if failed else "", faults=faults)
 
         results = run_jobs(jobs, parallel, on_result, args.ray, quiet_logging)
     summary = summarize(results, time.perf_counter() - started)

@@ -16,7 +16,6 @@ import argparse
 import json
 import shlex
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +30,9 @@ from arena.batch.checkbot import (
     scenario_table,
     stacked_scenarios,
 )
+from arena.cli.convention import new_folder
 from arena.cli.logs import configure_logging
-from arena.cli.options import add_clock
+from arena.cli.options import add_clock, seconds, whole
 from arena.cli.progress import Progress
 
 
@@ -52,13 +52,17 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--matches",
-        type=int,
+        type=whole(0, "a number of random matches, 0 or more"),
         default=4,
         metavar="M",
         help="random matches besides the stacked positions (default 4)",
     )
     p.add_argument(
-        "--deals", type=int, default=2, metavar="K", help="deals per random match (default 2)"
+        "--deals",
+        type=whole(1, "a number of deals per random match, at least 1"),
+        default=2,
+        metavar="K",
+        help="deals per random match (default 2)",
     )
     p.add_argument("--seed", type=int, default=1, help="seed of the first random match (default 1)")
     p.add_argument(
@@ -80,21 +84,21 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--connect-timeout",
-        type=float,
+        type=seconds,
         default=15.0,
         metavar="S",
         help="how long the bot may take to start and connect (default 15)",
     )
     p.add_argument(
         "--max-faults",
-        type=int,
+        type=whole(1, "a number of faults, at least 1"),
         default=5,
         metavar="N",
         help="stop a scenario after the bot's N-th fault (default 5)",
     )
     p.add_argument(
         "--parallel",
-        type=int,
+        type=whole(1, "a number of processes, at least 1"),
         default=None,
         metavar="N",
         help="scenarios played at the same time, each in its own process "
@@ -126,13 +130,6 @@ def _usage(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     quiet_logging()
-    for name in ("matches", "deals", "time_limit", "time_bank", "grace", "max_faults"):
-        if getattr(args, name) < (1 if name in ("deals", "time_limit", "max_faults") else 0):
-            return _usage(f"--{name.replace('_', '-')} is out of range")
-    if args.parallel is not None and args.parallel < 1:
-        return _usage("--parallel must be at least 1")
-    if args.connect_timeout <= 0:
-        return _usage("--connect-timeout must be positive")
     if args.command.startswith("builtin:"):
         from arena.bots import BUILTIN
 
@@ -159,8 +156,7 @@ def run(args: argparse.Namespace) -> int:
         scenarios = [s for s in scenarios if s.name in args.scenario]
     if not scenarios:
         return _usage("no scenario to play (--no-stacked with --matches 0)")
-    out = Path(args.out or f"records/check-bot-{time.strftime('%Y%m%d-%H%M%S')}")
-    out.mkdir(parents=True, exist_ok=True)
+    out = new_folder(args.out, "check-bot")
     parallel = args.parallel or min(4, default_parallel())
     options = CheckOptions(
         time_limit_ms=args.time_limit,
@@ -172,13 +168,17 @@ def run(args: argparse.Namespace) -> int:
         out=out,
         fail_fast=args.fail_fast,
     )
-    with Progress(len(scenarios), "scenarios") as bar:
-        failed = 0
+    with Progress(len(scenarios), "scenarios", "check-bot") as bar:
+        failed = faults = 0
 
         def on_result(result: ScenarioResult) -> None:
-            nonlocal failed
+            nonlocal failed, faults
             failed += result.status != "pass"
-            bar.advance(note=f"{result.scenario.name} {result.status}; not passed {failed}")
+            faults += len(result.faults)
+            bar.advance(
+                note=f"last: {result.scenario.name} {result.status}; not passed {failed}",
+                faults=faults,
+            )
 
         report = check_bot(args.command, scenarios, options, on_result, quiet_logging)
     if args.junit:

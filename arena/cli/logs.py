@@ -64,13 +64,16 @@ def configure_logging(
     )
 
 
-def add_logging_options(parser: object) -> None:
+def add_logging_options(parser: object, default: str = "warning") -> None:
+    """``--log-level`` (``default``: warning, faults and problems; a server says more)
+    and ``--log-json``."""
     add = parser.add_argument  # type: ignore[attr-defined]
     add(
         "--log-level",
-        default="warning",
+        default=default,
         choices=["debug", "info", "warning", "error"],
-        help="log verbosity on stderr (default warning: faults and problems)",
+        help=f"log verbosity on stderr (default {default}"
+        + (": faults and problems)" if default == "warning" else ")"),
     )
     add("--log-json", action="store_true", default=None, help="JSON log lines even on a terminal")
 

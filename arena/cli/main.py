@@ -6,10 +6,18 @@ import argparse
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena import __version__
+from arena.cli.convention import (
+    ArenaParser,
+    UsageError,
+    failure_line,
+    finish_commands,
+    is_interrupt,
+)
 from arena.cli.logs import configure_logging
 
 
@@ -20,7 +28,7 @@ def _judge(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArenaParser(
         prog="arena",
         description="A referee for bot-versus-bot Tractor (升级 / 拖拉机) matches.",
         epilog="Run 'arena COMMAND --help' for the options of one command.",
@@ -39,9 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     judge.set_defaults(func=_judge)
     for register in _extra_commands():
         register(sub)
-    for command in sub.choices.values():  # module docstrings are reStructuredText
-        if command.description:
-            command.description = command.description.replace("``", "")
+    finish_commands(sub)
     return parser
 
 
@@ -63,14 +69,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     configure_logging("warning")  # commands with --log-level reconfigure
+    name = getattr(args, "prog", "arena")
     try:
         return int(args.func(args))
+    except UsageError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `arena ... | head`: the reader left, nothing more to say
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except Exception as exc:  # the convention: one line, the traceback only with --debug
+        if is_interrupt(exc):
+            return 130
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        print(f"{name}: {failure_line(exc)}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

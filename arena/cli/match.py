@@ -11,16 +11,30 @@ once with its exit status and last output lines; its team forfeits).
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import statistics
 import sys
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import trio
 
-from arena.batch.runner import BotSpec, bot_name, local_bots, play_hosted
+from arena.batch.runner import BotSpec, bot_name, local_bots, play_hosted, seat_log
 from arena.batch.startup import BotFailure
+from arena.batch.table import table
 from arena.cli.logs import add_logging_options, configure_logging
-from arena.cli.options import add_clock, add_policy, add_rules, clock_of, policy_of, rules_of
+from arena.cli.options import (
+    add_clock,
+    add_policy,
+    add_rules,
+    clock_of,
+    policy_of,
+    rules_of,
+    seconds,
+)
+from arena.cli.progress import Progress
 from arena.errors import ArenaError
 from arena.server.host import HostedMatch, MatchSpec, MatchState
 
@@ -53,7 +67,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--connect-timeout",
-        type=float,
+        type=seconds,
         default=30.0,
         metavar="S",
         help="how long to wait for the bots to connect (default 30)",
@@ -83,18 +97,99 @@ def run(args: argparse.Namespace) -> int:
     except (ArenaError, ValueError) as exc:
         print(f"arena match: {exc}", file=sys.stderr)
         return 2
+    if args.record:  # a record that cannot be written is said now, not after the match
+        writable(Path(args.record).parent)
+    watch = MatchWatch()
     failures: list[BotFailure] = []
-    hosted = trio.run(_play, spec, args.bot, args.record, failures)
+    with Progress(spec.rules.deals, "deals", "match", describe=watch.describe):
+        hosted = trio.run(
+            partial(play_hosted, failures=failures, on_created=watch.created),
+            spec,
+            args.bot,
+            args.record,
+        )
     _print_result(hosted)
     for failure in failures:
         print(f"bot failure: {failure.short()} (log: {failure.log})")
+    logs = [
+        str(seat_log(args.record, hosted.id, seat))
+        for seat, bot in enumerate(bots)
+        if bot.builtin is None
+    ]
+    if logs:
+        print(f"bot output (seat logs): {', '.join(logs)}")
+    for seat, bot in enumerate(bots):
+        if bot.builtin is None:
+            why = missing_module(seat_log(args.record, hosted.id, seat))
+            if why:
+                print(f"arena match: seat {seat} ({bot.name}): {why}", file=sys.stderr)
     return 0 if hosted.state is MatchState.FINISHED and not failures else 1
 
 
-async def _play(
-    spec: MatchSpec, commands: list[str], record: str | None, failures: list[BotFailure]
-) -> HostedMatch:
-    return await play_hosted(spec, commands, record, failures=failures)
+def writable(folder: Path) -> None:
+    """Create ``folder`` if needed; raise ``ArenaError`` if it cannot take files."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ArenaError(f"cannot write the record in {folder}: {exc.strerror or exc}") from None
+    if not os.access(folder, os.W_OK):
+        raise ArenaError(f"cannot write the record in {folder}: permission denied")
+
+
+_MISSING = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+
+
+def missing_module(log: Path) -> str:
+    """Why a bot died at ``import``, from its seat log: the usual first stumble is a
+    bot run by a Python without grpcio (not arena's own)."""
+    try:
+        found = _MISSING.search(log.read_text(errors="replace"))
+    except OSError:
+        return ""
+    if found is None:
+        return ""
+    module = found[1].split(".")[0]
+    fix = {
+        "grpc": "pip install grpcio protobuf for that Python",
+        "arena": "arena is installed only in its own .venv",
+    }.get(module, f"install {module} for that Python")
+    return (
+        f"the bot could not import {found[1]} ({log}): its Python lacks it; start the "
+        f"command with a bare python (arena's own) or {fix}"
+    )
+
+
+class MatchWatch:
+    """What ``arena match`` is doing, in words, for the progress line: which seats it is
+    still waiting for, then the deal, the decisions and the faults so far. Read from the
+    progress thread while trio plays the match: it only reads."""
+
+    def __init__(self) -> None:
+        self.hosted: HostedMatch | None = None
+
+    def created(self, hosted: HostedMatch) -> None:
+        self.hosted = hosted
+
+    def describe(self) -> str:
+        hosted = self.hosted
+        if hosted is None:
+            return "starting the server"
+        names = hosted.spec.seat_names
+        away = [
+            f"seat {seat} ({names[seat] if seat < len(names) else '?'})"
+            for seat in range(4)
+            if (remote := hosted.remote(seat)) is not None and remote.conn is None
+        ]
+        referee = hosted.referee
+        if referee is None:
+            return f"waiting for {', '.join(away)} to connect" if away else "starting"
+        deals = referee.match.rules.deals
+        deal = min(referee.match.deals_played + 1, deals or 10**9)
+        text = (
+            f"deal {deal}{f'/{deals}' if deals else ''}, {referee.decisions} decisions, "
+            f"faults {len(referee.faults)}"
+        )
+        return text + (f", not connected: {', '.join(away)}" if away else "")
 
 
 def _print_result(hosted: HostedMatch) -> None:
@@ -107,14 +202,17 @@ def _print_result(hosted: HostedMatch) -> None:
         return
     result = referee.match.result
     faults = referee.faults
-    print(f"{'seat':<5}{'team':<6}{'bot':<28}{'faults':>7}{'p50 ms':>9}{'p99 ms':>9}")
+    rows = []
     for seat, s in enumerate(hosted.seats):
         lat = sorted(referee.latencies[seat])
         p50 = statistics.median(lat) * 1000 if lat else 0.0
         p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000 if lat else 0.0
         n = sum(1 for f in faults if f.seat == seat)
-        name = (hosted.spec.seat_names[seat] if hosted.spec.seat_names else s.name)[:27]
-        print(f"{seat:<5}{seat % 2:<6}{name:<28}{n:>7}{p50:>9.2f}{p99:>9.2f}")
+        name = hosted.spec.seat_names[seat] if hosted.spec.seat_names else s.name
+        rows.append([seat, seat % 2, name, n, f"{p50:.2f}", f"{p99:.2f}"])
+    print("seats (p50 / p99 ms: the median and 99th-percentile answer times):")
+    for line in table(["seat", "team", "bot", "faults", "p50 ms", "p99 ms"], rows, left=3):
+        print(line)
     if result is not None:
         levels = " / ".join(r.code for r in result.levels)
         winner = "draw" if result.winner is None else f"team {result.winner}"

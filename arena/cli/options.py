@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from arena.batch import default_parallel
@@ -14,14 +15,14 @@ from arena.rules import RuleSet
 def add_rules(
     p: Any, deals_help: str = "deals per match (default: play until a team wins at A)"
 ) -> None:
-    p.add_argument("--deals", type=int, default=None, metavar="K", help=deals_help)
+    p.add_argument("--deals", type=DEALS, default=None, metavar="K", help=deals_help)
     p.add_argument(
         "--rules",
         nargs="*",
         default=[],
         metavar="KEY=VALUE",
-        help="rule variants, e.g. throw_penalty=none (see shared/RULES.md §9), or a preset: "
-        "botzone (docs/botzone.md)",
+        help="rule variants, e.g. throw_penalty=none (every key and value: below), or a "
+        "preset: botzone (docs/botzone.md)",
     )
 
 
@@ -40,14 +41,14 @@ def add_clock(
     """``--time-limit``, ``--time-bank`` and, given its default, ``--grace`` (all ms)."""
     p.add_argument(
         "--time-limit",
-        type=int,
+        type=whole(1, "a time in ms, at least 1"),
         default=1000,
         metavar="MS",
         help="per-decision limit in ms (default 1000)",
     )
     p.add_argument(
         "--time-bank",
-        type=int,
+        type=whole(0, "a time in ms, 0 or more"),
         default=bank,
         metavar="MS",
         help=bank_help or f"per-seat time bank in ms (default {bank})",
@@ -55,7 +56,7 @@ def add_clock(
     if grace is not None:
         p.add_argument(
             "--grace",
-            type=int,
+            type=whole(0, "a time in ms, 0 or more"),
             default=grace,
             metavar="MS",
             help=f"how long a disconnected bot may take to come back (default {grace})",
@@ -80,12 +81,15 @@ def add_policy(p: Any, details: bool = False) -> None:
     if details:
         p.add_argument(
             "--max-faults",
-            type=int,
+            type=whole(1, "a number of faults, at least 1"),
             default=10,
             help="lenient: a team's faults before it forfeits (default 10)",
         )
         p.add_argument(
-            "--penalty", type=int, default=10, help="lenient: points charged per fault (default 10)"
+            "--penalty",
+            type=whole(0, "points, 0 or more"),
+            default=10,
+            help="lenient: points charged per fault (default 10)",
         )
 
 
@@ -101,7 +105,7 @@ def policy_of(args: argparse.Namespace) -> FaultPolicy:
 def add_workers(p: Any) -> None:
     p.add_argument(
         "--parallel",
-        type=int,
+        type=whole(1, "a number of processes, at least 1"),
         default=None,
         help=f"worker processes (default: one per core, here {default_parallel()})",
     )
@@ -114,3 +118,64 @@ def add_workers(p: Any) -> None:
         "see docs/batch.md",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object, nothing else")
+
+
+# -- value types: a bad value is one line naming it and what is allowed (exit 2) ----------
+
+
+def whole(minimum: int, allowed: str) -> Callable[[str], int]:
+    """An argparse ``type`` for a whole number of at least ``minimum``; ``allowed`` says
+    what to give instead, e.g. ``"a time in ms, at least 1"``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a whole number: give {allowed}"
+            ) from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is not allowed: give {allowed}")
+        return value
+
+    return parse
+
+
+DEALS = whole(1, "a positive number of deals (or leave --deals out to play until a team wins at A)")
+
+
+def seconds(text: str) -> float:
+    """An argparse ``type`` for a positive duration in seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"{text} is not allowed: give a positive number of seconds"
+        )
+    return value
+
+
+def address(text: str, any_port: bool = False) -> str:
+    """``HOST:PORT`` with a host and a port 1-65535 (or 0, "any free port", when
+    ``any_port``); ``[::1]:PORT`` for IPv6. grpc itself would read port 99999 as
+    34463 and a missing port as 443, so nothing else reaches it."""
+    host, sep, port = text.strip().rpartition(":")
+    example = "e.g. 127.0.0.1:50051"
+    if not sep or not host or host in ("[", "[]"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT ({example})")
+    if host.startswith("[") != host.endswith("]") or (":" in host and not host.startswith("[")):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: write an IPv6 host in brackets, e.g. [::1]:50051"
+        )
+    low = 0 if any_port else 1
+    allowed = f"{low}-65535" + (" (0: any free port)" if any_port else "")
+    if not port.isdigit() or not low <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: the port must be {allowed}")
+    return f"{host}:{int(port)}"
+
+
+def listen_address(text: str) -> str:
+    """:func:`address` for a server's own address, where port 0 means any free port."""
+    return address(text, any_port=True)

@@ -9,6 +9,7 @@ is incomplete (cut off), though consistent as far as it goes.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from arena.records import Record, read_record, verify
@@ -33,10 +34,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        record = read_record(args.record)
-    except OSError as exc:
-        _say(f"arena replay: cannot read {args.record}: {exc.strerror or exc}")
+    record = load(args.record, "replay")
+    if record is None:
         return 2
     for line in summary(record):
         _say(line)
@@ -60,6 +59,30 @@ def run(args: argparse.Namespace) -> int:
         return INCOMPLETE
     _say("complete; not re-simulated (use --verify)")
     return 0
+
+
+def load(path: str, command: str) -> Record | None:
+    """The record at ``path``, or ``None`` after one line on stderr saying why it cannot
+    be used: unreadable, or not a match record at all (its first line is no header)."""
+    try:
+        record = read_record(path)
+    except OSError as exc:
+        print(
+            printable(f"arena {command}: cannot read {path}: {exc.strerror or exc}"),
+            file=sys.stderr,
+        )
+        return None
+    if record.header is None and (record.lines or record.problems):
+        first = record.problems[0] if record.problems else "no header"
+        print(
+            printable(
+                f"arena {command}: {path} is not a match record: its first line is not a "
+                f"record header ({first}; the format: docs/records.md)"
+            ),
+            file=sys.stderr,
+        )
+        return None
+    return record
 
 
 def _say(text: str) -> None:

@@ -8,10 +8,11 @@ import time
 from typing import Any
 
 from arena.bots import BUILTIN, make_bot
+from arena.cli.convention import UsageError
+from arena.cli.options import add_rules, rules_of, whole
 from arena.cli.progress import Progress
 from arena.errors import InvalidRules
 from arena.game import MatchSetup, SelfplayStats, play_match
-from arena.rules import RuleSet
 
 
 def register(sub: Any) -> None:
@@ -21,15 +22,19 @@ def register(sub: Any) -> None:
         description="Plays matches in-process between built-in bots, checking the invariants "
         "(108 cards accounted for, 200 points per deal) after every play, and prints a summary.",
     )
-    p.add_argument("--matches", type=int, default=10, help="matches to play (default 10)")
+    p.add_argument(
+        "--matches",
+        type=whole(1, "a number of matches, at least 1"),
+        default=10,
+        help="matches to play (default 10)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the first match (default 0)")
-    p.add_argument("--deals", type=int, default=None, help="deals per match (default: to A)")
+    add_rules(p)
     p.add_argument(
         "--bots",
         default="random,greedy,random,greedy",
         help=f"four built-in bots for seats 0-3, comma separated ({', '.join(BUILTIN)})",
     )
-    p.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule variants")
     p.add_argument("--no-check", action="store_true", help="skip the invariant checks")
     p.add_argument("--json", action="store_true", help="print one JSON object, nothing else")
     p.set_defaults(func=run)
@@ -38,24 +43,22 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     names = [n.strip() for n in args.bots.split(",")]
     if len(names) != 4 or any(n not in BUILTIN for n in names):
-        raise SystemExit(f"arena selfplay: --bots needs four of {', '.join(BUILTIN)}: {args.bots}")
+        raise UsageError(
+            f"--bots {args.bots!r}: give four of {', '.join(BUILTIN)}, comma separated"
+        )
     try:
-        rules = RuleSet.from_pairs(args.rules)
-        if args.deals is not None:
-            rules = RuleSet.from_mapping({"deals": args.deals}, rules)
+        rules = rules_of(args)
     except InvalidRules as exc:
-        raise SystemExit(f"arena selfplay: {exc}") from None
+        raise UsageError(str(exc)) from None
     stats = SelfplayStats()
     started = time.perf_counter()
-    with Progress(
-        args.matches,
-        "matches",
-    ) as bar:
+    with Progress(args.matches, "matches", "selfplay") as bar:
         for i in range(args.matches):
             seed = args.seed + i
             bots = [make_bot(n, seed=seed * 4 + s) for s, n in enumerate(names)]
             play_match(MatchSetup(rules, seed), bots, stats=stats, check=not args.no_check)
-            bar.advance(note=f"{stats.decisions / (time.perf_counter() - started):,.0f} dec/s")
+            rate = stats.decisions / (time.perf_counter() - started)
+            bar.advance(note=f"{rate:,.0f} decisions/s", faults=stats.faults)
     elapsed = time.perf_counter() - started
     summary = _summary(stats, names, elapsed)
     if args.json:

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import ipaddress
 import signal
+import socket
 import sys
 from functools import partial
 from pathlib import Path
@@ -31,6 +33,7 @@ import structlog
 import trio
 
 from arena.cli.logs import add_logging_options, configure_logging
+from arena.cli.options import listen_address
 from arena.errors import ArenaError
 from arena.records import read_record
 from arena.server.access import (
@@ -115,6 +118,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--listen",
         default="127.0.0.1:50051",
+        type=listen_address,
         metavar="HOST:PORT",
         help="address to listen on (default 127.0.0.1:50051; port 0 = any free)",
     )
@@ -123,6 +127,13 @@ def register(sub: Any) -> None:
         default="records",
         metavar="DIR",
         help="folder for match records (default ./records)",
+    )
+    p.add_argument(
+        "--http",
+        default=None,
+        metavar="HOST:PORT",
+        help="also serve web pages (match list, live tables, replays), /metrics and /healthz "
+        "on this address (off by default; docs/operations.md)",
     )
     p.add_argument(
         "--no-resume",
@@ -174,7 +185,7 @@ def register(sub: Any) -> None:
         help="require client certificates signed by this CA (mutual TLS)",
     )
     add_limit_options(p)
-    add_logging_options(p)
+    add_logging_options(p, default="info")
     p.set_defaults(func=run)
 
 
@@ -221,8 +232,35 @@ def access_of(args: argparse.Namespace) -> Access:
     return Access((token,), spectators, False, args.spectator_delay)
 
 
+def check_free(listen: str) -> None:
+    """Fail with one clear line if ``listen`` cannot be bound (taken, or no such host)
+    before gRPC tries: gRPC's own failure is a C-core log line and a generic error."""
+    host, _, port = listen.rpartition(":")
+    host = host.strip("[]")
+    try:
+        infos = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ArenaError(
+            f"cannot listen on {listen}: unknown host {host!r} ({exc.strerror})"
+        ) from None
+    family, kind, proto, _, where = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        # as gRPC does: a port left in TIME_WAIT by a server just stopped is free
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(where)
+        except OSError as exc:
+            why = (
+                "the port is in use (another arena serve? choose another --listen port)"
+                if exc.errno == errno.EADDRINUSE
+                else exc.strerror or str(exc)
+            )
+            raise ArenaError(f"cannot listen on {listen}: {why}") from None
+
+
 def run(args: argparse.Namespace) -> int:
-    configure_logging(args.log_level if args.log_level != "warning" else "info", args.log_json)
+    configure_logging(args.log_level, args.log_json)
+    check_free(args.listen)
     try:
         if (args.tls_cert is None) != (args.tls_key is None):
             raise ArenaError("TLS needs both --tls-cert and --tls-key")
@@ -245,7 +283,15 @@ def run(args: argparse.Namespace) -> int:
         return 1
     with contextlib.suppress(KeyboardInterrupt):
         trio.run(
-            _serve, args.listen, args.records, not args.no_resume, access, tls, limits, plugins
+            _serve,
+            args.listen,
+            args.records,
+            not args.no_resume,
+            access,
+            tls,
+            limits,
+            args.http,
+            plugins,
         )
     return 0
 
@@ -257,6 +303,7 @@ async def _serve(
     access: Access,
     tls: ServerTls | None,
     limits: Limits,
+    http: str | None = None,
     plugins: list[Plugin] | None = None,
 ) -> None:
     restore = partial(resume_matches, folder=Path(records)) if resume else None
@@ -268,6 +315,7 @@ async def _serve(
         tls,
         limits=limits,
         records=Path(records),
+        http=http,
         plugins=plugins or (),
     ) as server:
         scheme = "TLS" + (" with client certificates" if tls and tls.client_ca else "")
@@ -277,6 +325,22 @@ async def _serve(
             file=sys.stderr,
             flush=True,
         )
+        if server.http_url:
+            print(
+                f"web pages on {server.http_url}/ (metrics: {server.http_url}/metrics)",
+                file=sys.stderr,
+                flush=True,
+            )
+            web_host = (http or "").rsplit(":", 1)[0].strip("[]")
+            if not _loopback(web_host):
+                print(
+                    f"WARNING: the web pages on {web_host} are plain HTTP: a spectator's token "
+                    "crosses the network in clear text; put a TLS reverse proxy in front "
+                    "(docs/web.md)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                log.warning("http_plaintext_on_network", host=web_host)
         host = listen.rsplit(":", 1)[0].strip("[]")
         if tls is None and not _loopback(host):
             print(

@@ -1,4 +1,4 @@
-"""``arena show RECORD [--deal N] [--seat S] [--no-color]``: a match record for people.
+"""``arena show RECORD [--deal N] [--seat S] [--no-color] [--html OUT]``: a record for people.
 
 Per deal: the hands as dealt, bids, trump, kitty and burial, each trick (plays, winner,
 points), faults (marked ``!!``), penalties and the result with the levels. ``--seat``
@@ -6,6 +6,9 @@ shows only what that seat saw: the record's events pass through
 :func:`arena.game.seat_events`, the one redaction function. Colour (red ♥♦ and big joker,
 highlighted faults) only when standard output is a terminal. Problems in the record are
 collected and listed at the end rather than stopping the rendering.
+
+``--html OUT.html`` writes the browser replay viewer instead (:mod:`arena.http.replay`):
+one file, nothing fetched, for a bug report.
 
 Exit status: 0 rendered, 1 rendered but the record has problems, 2 unreadable.
 """
@@ -18,8 +21,8 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from arena.cli.replay import summary
-from arena.records import DealRecord, Record, TrickRecord, read_record
+from arena.cli.replay import load, summary
+from arena.records import DealRecord, Record, TrickRecord
 from arena.rules import BIG_JOKER, Card, Suit, Trump, card_order
 from arena.text import MAX_REASON, printable
 
@@ -37,15 +40,38 @@ def register(sub: Any) -> None:
     p.add_argument("--seat", type=int, choices=range(4), metavar="S",
                    help="only what seat S (0-3) saw: its own hand, no one else's")  # fmt: skip
     p.add_argument("--no-color", action="store_true", help="never use colour")
+    p.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="write a replay viewer instead: one self-contained HTML file (no network "
+        "needed; opens from disk), with --seat only what that seat saw",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        record = read_record(args.record)
-    except OSError as exc:
-        print(f"arena show: cannot read {args.record}: {exc.strerror or exc}")
+    record = load(args.record, "show")
+    if record is None:
         return 2
+    if args.deal is not None:
+        numbers = sorted({d.deal for d in record.deals(args.seat)})
+        if args.deal not in numbers:
+            has = f"deals 1-{numbers[-1]}" if numbers else "no deal"
+            print(
+                f"arena show: no deal {args.deal} in {args.record}: it has {has}", file=sys.stderr
+            )
+            return 2
+    if args.html:
+        from arena.http.replay import write_replay
+
+        try:
+            size = write_replay(record, args.html, args.seat)
+        except OSError as exc:
+            print(f"arena show: cannot write {args.html}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        print(f"replay written to {args.html} ({size // 1024 + 1} KiB; open it in a browser)",
+              file=sys.stderr)  # fmt: skip
+        return 1 if record.problems else 0
     color = not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
     for line in render(record, deal=args.deal, seat=args.seat, color=color):
         print(line)

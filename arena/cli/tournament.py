@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from arena.batch import BotSpec, MatchSummary, default_parallel, run_jobs, summarize
 from arena.batch.tournament import build_jobs, render_tournament, report
 from arena.cli.batch import quiet_logging
+from arena.cli.convention import UsageError, new_folder
 from arena.cli.options import (
     add_clock,
     add_policy,
@@ -29,6 +30,7 @@ from arena.cli.options import (
     clock_of,
     policy_of,
     rules_of,
+    whole,
 )
 from arena.cli.progress import Progress
 from arena.errors import ArenaError
@@ -50,7 +52,12 @@ def register(sub: Any) -> None:
         metavar="NAME=CMD",
         help="a bot (two or more, distinct names): builtin:NAME or a command",
     )
-    p.add_argument("--rounds", type=int, default=10, help="rounds per pairing (default 10)")
+    p.add_argument(
+        "--rounds",
+        type=whole(1, "a number of rounds, at least 1"),
+        default=10,
+        help="rounds per pairing (default 10)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the first round (default 0)")
     add_rules(p)
     p.add_argument(
@@ -73,35 +80,36 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     quiet_logging()
-    out = Path(args.out or f"records/tournament-{time.strftime('%Y%m%d-%H%M%S')}")
     try:
         bots = [BotSpec.parse(b) for b in args.bot]
         for bot in bots:
             bot.check()
         rules = rules_of(args)
-        plan, jobs = build_jobs(
+        plan_jobs = partial(
+            build_jobs,
             bots,
             args.rounds,
             seed=args.seed,
             rules=rules.to_mapping(),
             duplicate=args.duplicate,
-            out=out,
             time_control=clock_of(args),
             policy=policy_of(args),
         )
+        plan_jobs(out=Path())  # the command line is checked before a folder is made
     except (ArenaError, ValueError) as exc:
-        print(f"arena tournament: {exc}", file=sys.stderr)
-        return 2
-    out.mkdir(parents=True, exist_ok=True)
+        raise UsageError(str(exc)) from None
+    out = new_folder(args.out, "tournament")
+    plan, jobs = plan_jobs(out=out)
     parallel = args.parallel or default_parallel()
     started = time.perf_counter()
-    with Progress(len(jobs), "matches") as bar:
-        failed = 0
+    with Progress(len(jobs), "matches", "tournament") as bar:
+        faults = failed = 0
 
         def on_result(summary: MatchSummary) -> None:
-            nonlocal failed
+            nonlocal faults, failed
+            faults += len(summary.faults)
             failed += summary.state != "finished"
-            bar.advance(note=f"failed {failed}" if failed else "")
+            bar.advance(note=f"failed {failed}" if failed else "", faults=faults)
 
         results = run_jobs(jobs, parallel, on_result, args.ray, quiet_logging)
     elapsed = time.perf_counter() - started

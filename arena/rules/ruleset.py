@@ -218,3 +218,14 @@ _HINTS: Final = {
 }
 
 VARIANT_KEYS: Final = tuple(_PARSERS)
+
+
+def variant_help() -> str:
+    """One line per variant key: the values it takes and its competition default, for
+    ``--help`` (built from the parsers and hints above, so it cannot drift from them)."""
+    defaults = RuleSet().to_mapping()
+    width = max(map(len, VARIANT_KEYS))
+    return "\n".join(
+        f"  {key:<{width}}  {_HINTS[key]} (default {json.dumps(defaults[key])})"
+        for key in VARIANT_KEYS
+    )

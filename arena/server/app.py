@@ -41,6 +41,7 @@ class ArenaServer:
     host: MatchHost
     grpc: GrpcThread
     access: Access
+    http_url: str = ""  # "http://HOST:PORT" with --http, else ""
 
     @property
     def organiser_token(self) -> str:
@@ -62,6 +63,7 @@ async def open_arena_server(
     tls: ServerTls | None = None,
     limits: Limits | None = None,
     records: Path | None = None,
+    http: str | None = None,
     plugins: Sequence[Plugin] = (),
 ) -> AsyncIterator[ArenaServer]:
     """Serve the Arena and Matches services for an ``async with`` block.
@@ -76,11 +78,19 @@ async def open_arena_server(
     ``tls``: serve TLS instead of plaintext.
     ``limits`` bound what clients may make it hold (docs/limits.md); ``records`` is the
     folder of ``<match id>.jsonl`` records, where forgotten matches are looked up.
+    ``http``: also serve the pages, the event stream and ``/metrics`` on this
+    ``HOST:PORT`` (:mod:`arena.http`, same trio loop).
     ``plugins`` add services (the competition's lobby).
     """
     limits = limits or Limits()
     async with trio.open_nursery() as nursery:
         host = MatchHost(nursery, TokenBook(), recorder_factory, limits, records)
+        metrics = None
+        if http is not None:
+            from arena.http.metrics import ArenaMetrics  # only servers with --http need it
+
+            metrics = ArenaMetrics(host)
+            host.recorder_factory = metrics.timed_records(recorder_factory)
         if before_listening is not None:
             before_listening(host)
         token = trio.lowlevel.current_trio_token()
@@ -88,8 +98,11 @@ async def open_arena_server(
         access = replace(
             access or Access.internal(), is_seat_token=lambda t: book.lookup(t) is not None
         )
+        arena_service = ArenaService(host, token)
+        if metrics is not None:
+            arena_service.traffic = metrics.traffic
         registrations: list[Registration] = [
-            partial(pb_grpc.add_ArenaServicer_to_server, ArenaService(host, token)),
+            partial(pb_grpc.add_ArenaServicer_to_server, arena_service),
             partial(pb_grpc.add_MatchesServicer_to_server, MatchesService(host, token, access)),
         ]
         extensions = [plugin(host, token) for plugin in plugins]
@@ -107,8 +120,13 @@ async def open_arena_server(
             credentials=tls.credentials() if tls else None,
         )
         async with open_grpc_server(registrations, config) as grpc_thread:
+            http_url = ""
+            if http is not None and metrics is not None:
+                from arena.http.serve import start_http
+
+                http_url = await start_http(nursery, http, host, access, metrics)
             try:
-                yield ArenaServer(host, grpc_thread, access)
+                yield ArenaServer(host, grpc_thread, access, http_url)
             finally:
                 for extension in extensions:
                     if extension.closing is not None:

@@ -87,6 +87,8 @@ class ArenaService(pb_grpc.ArenaServicer):
         self.host = host
         self.trio = trio_token
         self._ids = itertools.count(1)
+        # (bytes read, bytes written) of the seats' streams, for the metrics (--http)
+        self.traffic: Callable[[int, int], None] | None = None
 
     # Play uses the context's read()/write() API: a coroutine, not a response generator.
     async def Play(self, request_iterator: Any, context: Ctx) -> None:  # type: ignore[override]
@@ -116,6 +118,8 @@ class ArenaService(pb_grpc.ArenaServicer):
         try:
             async for message in outbox:
                 await context.write(message)
+                if self.traffic is not None:
+                    self.traffic(0, message.ByteSize())
         finally:
             reader.cancel()
             call_in_trio_nowait(self.trio, seat.detach, conn.id)
@@ -167,6 +171,8 @@ class ArenaService(pb_grpc.ArenaServicer):
                 message = await context.read()
                 if message is EOF:
                     break
+                if self.traffic is not None:
+                    self.traffic(message.ByteSize(), 0)
                 item = guard.inbound(message, limits)
                 size = item.ByteSize() if isinstance(item, pb.BotMessage) else 64
                 while gauge.add(0) > limits.connection_buffer_bytes:

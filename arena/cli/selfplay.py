@@ -10,7 +10,8 @@ from typing import Any
 from arena.bots import BUILTIN, make_bot
 from arena.cli.progress import Progress
 from arena.errors import InvalidRules
-from arena.game import MatchSetup, SelfplayStats, play_match
+from arena.game import MatchSetup, SelfplayStats
+from arena.referee import play_match
 from arena.rules import RuleSet
 
 

@@ -3,7 +3,7 @@
 No trio, no gRPC, no clocks, no randomness: a seed and the answers fix the match.
 """
 
-from arena.game.deal import DealMachine, Phase
+from arena.game.deal import DealMachine, FallbackBasis, Phase
 from arena.game.events import (
     PASS,
     Action,
@@ -27,9 +27,9 @@ from arena.game.events import (
     team_of,
 )
 from arena.game.match import MatchMachine, MatchSetup
-from arena.game.recorder import AnswerFault, EventSink, FaultNote, Recorder, RecordFeed
+from arena.game.recorder import EventSink, FaultNote, Recorder, RecordFeed
 from arena.game.requests import Bot, Request, SeatFeed
-from arena.game.selfplay import SelfplayStats, check_cards, play_match
+from arena.game.selfplay import SelfplayStats, check_cards, tally_events
 from arena.game.shuffle import first_seat, shuffled_deck
 from arena.game.stacking import hands_of, seed_for_first_seat, stack
 from arena.game.views import (
@@ -53,7 +53,6 @@ def order_for(request: Request) -> CardOrder:
 __all__ = [
     "PASS",
     "Action",
-    "AnswerFault",
     "BidMade",
     "Bot",
     "CardDealt",
@@ -64,6 +63,7 @@ __all__ = [
     "Decision",
     "Event",
     "EventSink",
+    "FallbackBasis",
     "FaultNote",
     "Kind",
     "KittyBuried",
@@ -90,12 +90,12 @@ __all__ = [
     "indexed_seat_events",
     "jsonable",
     "order_for",
-    "play_match",
     "public_events",
     "seat_events",
     "seat_view",
     "seed_for_first_seat",
     "shuffled_deck",
     "stack",
+    "tally_events",
     "team_of",
 ]

@@ -12,6 +12,7 @@ machine wrongly (answering for a seat that was not asked) raises
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -63,6 +64,27 @@ from arena.rules import (
     missing_from,
     next_leading,
 )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FallbackBasis:
+    """A seat's pending decision with the copies of its own hand, the card order and
+    the lead's units: all that its fallback (:meth:`answer`) depends on."""
+
+    decision: Decision
+    hand: tuple[Card, ...]
+    order: CardOrder | None  # None while bidding
+    lead_units: tuple[Unit, ...]
+
+    def answer(self) -> Action:
+        decision, hand, order = self.decision, self.hand, self.order
+        if decision.kind is Kind.BID or order is None:
+            return PASS
+        if decision.kind is Kind.BURY:
+            return tuple(fallback_bury(hand, decision.count, order))
+        if not decision.lead:
+            return tuple(fallback_lead(hand, order))
+        return tuple(legal_follow(decision.lead, hand, order, lead_units=self.lead_units))
 
 
 class Phase(enum.Enum):
@@ -169,16 +191,14 @@ class DealMachine:
 
     def fallback(self, seat: int) -> Action:
         """The deterministic legal answer the referee plays on a timeout or fault."""
+        return self.fallback_basis(seat).answer()
+
+    def fallback_basis(self, seat: int) -> FallbackBasis:
+        """What ``seat``'s fallback depends on, frozen now: it holds nothing of the
+        machine, so it can travel with a request and never goes stale."""
         decision = self._pending_for(seat)
-        hand = self.hands[seat]
-        if decision.kind is Kind.BID:
-            return PASS
-        order = self._order()
-        if decision.kind is Kind.BURY:
-            return tuple(fallback_bury(hand, decision.count, order))
-        if not decision.lead:
-            return tuple(fallback_lead(hand, order))
-        return tuple(legal_follow(decision.lead, hand, order, lead_units=self.lead_units))
+        order = self._order() if decision.kind is not Kind.BID else None
+        return FallbackBasis(decision, tuple(self.hands[seat]), order, tuple(self.lead_units))
 
     def penalize(self, team: int, points: int, reason: str) -> list[Event]:
         """Charge ``points`` against ``team`` (a referee penalty, settled at deal end)."""

@@ -24,8 +24,9 @@ import trio
 
 from arena.errors import ProtocolError
 from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder
-from arena.records import Restored, read_record, reopen, restore
-from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, Resume, Seat, TimeControl
+from arena.records import Restored, read_record, restore
+from arena.records.resume import policy_of, time_control_of
+from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, RefereeCore, Seat, TimeControl
 from arena.rules import RuleSet
 from arena.server import convert
 from arena.server.remote import RemoteSeat
@@ -67,6 +68,7 @@ class HostedMatch:
     state: MatchState = MatchState.WAITING
     token_hashes: list[str] = dataclasses.field(default_factory=list)
     restored: Restored | None = None
+    cancel_reason: str = "cancelled"
     referee: Referee | None = None
     report: MatchReport | None = None
     error: str = ""
@@ -114,14 +116,6 @@ class TokenBook:
 
 
 RecorderFactory = Callable[[HostedMatch], tuple[Recorder | None, str]]
-
-
-def _policy_args(policy: Any) -> dict[str, Any]:
-    return {
-        "kind": str(policy.get("kind", "lenient")),
-        "penalty_points": int(policy.get("penalty_points", 10)),
-        "max_faults": int(policy.get("max_faults", 10)),
-    }
 
 
 def token_hash(token: str) -> str:
@@ -183,12 +177,11 @@ class MatchHost:
         restored = restore(record)
         header = record.header
         assert header is not None
-        policy = FaultPolicy.parse(**_policy_args(header.policy))
         spec = MatchSpec(
             rules=header.rules,
             seed=header.seed,
-            time_control=TimeControl(**{k: int(v) for k, v in header.time_control.items()}),
-            policy=policy,
+            time_control=time_control_of(header),
+            policy=policy_of(header),
             seat_names=tuple(seat.name for seat in header.seats),
             stacked={d: tuple(c) for d, c in header.stacked.items()},
         )
@@ -202,6 +195,7 @@ class MatchHost:
                 spec.time_control.grace_ms,
                 self._welcomer(hosted, seat),
                 resumed=True,
+                away=restored.core.tally.absent[seat],
             )
             remote.name, remote.version = info.name, info.version
             hosted.seats.append(remote)
@@ -214,7 +208,7 @@ class MatchHost:
             match_id=hosted.id,
             record=str(path),
             seq=restored.seq,
-            deal=restored.match.deal.deal,
+            deal=restored.core.match.deal.deal,
         )
         return hosted
 
@@ -222,8 +216,24 @@ class MatchHost:
         hosted = self.get(match_id)
         if hosted.state in (MatchState.WAITING, MatchState.RUNNING):
             log.info("match_cancel_requested", match_id=match_id, reason=reason)
+            hosted.cancel_reason = reason
+            if hosted.referee is not None:
+                hosted.referee.cancel_reason = reason  # recorded as the cancel's reason
             hosted.scope.cancel()
         return hosted
+
+    def when_done(self, hosted: HostedMatch, callback: Callable[[], object]) -> None:
+        """Call ``callback()`` (on the trio thread) once ``hosted`` is over; it must not
+        block, and what it raises is logged, never let loose on the host."""
+
+        async def wait() -> None:
+            await hosted.done.wait()
+            try:
+                callback()
+            except Exception:  # e.g. the asyncio loop of the caller is gone
+                log.exception("when_done_callback_failed", match_id=hosted.id)
+
+        self.nursery.start_soon(wait)
 
     def get(self, match_id: str) -> HostedMatch:
         hosted = self.matches.get(match_id)
@@ -296,7 +306,8 @@ class MatchHost:
 
     async def _run(self, hosted: HostedMatch) -> None:
         spec = hosted.spec
-        with trio.move_on_after(spec.connect_timeout):
+        finished = hosted.restored is not None and hosted.restored.core.finished
+        with trio.move_on_after(0 if finished else spec.connect_timeout):
             for seat in range(4):
                 remote = hosted.remote(seat)
                 if remote is not None:
@@ -305,17 +316,16 @@ class MatchHost:
         if missing:
             log.warning("seats_missing_at_start", seats=missing)
         recorder: Recorder | None = None
-        resume: Resume | None = None
-        if hosted.restored is not None:
-            done = hosted.restored
-            recorder = reopen(done.record)
-            resume = Resume(done.match, done.seq, done.team_faults, done.bank_used_ms, done.written)
+        resume: RefereeCore | None = None
+        if hosted.restored is not None:  # the core its record rebuilt, appending to it
+            resume = hosted.restored.resume()
         elif self.recorder_factory is not None:
             recorder, hosted.record = self.recorder_factory(hosted)
         setup = MatchSetup(spec.rules, hosted.seed, dict(spec.stacked))
         hosted.referee = referee = Referee(
             hosted.id, setup, hosted.seats, spec.time_control, spec.policy, recorder, resume
         )
+        referee.cancel_reason = hosted.cancel_reason
         for seat in range(4):
             remote = hosted.remote(seat)
             if remote is not None:  # a reconnected bot is sent the whole current deal again
@@ -330,7 +340,9 @@ class MatchHost:
 
     async def _finish_cancelled(self, hosted: HostedMatch) -> None:
         start = hosted.spec.rules.start_level
-        result = hosted.result or MatchEnded(None, (start, start), 0, "cancelled")
+        result = hosted.result or MatchEnded(
+            None, (start, start), 0, "cancelled", None, hosted.cancel_reason
+        )
         with trio.move_on_after(2) as scope:
             scope.shield = True
             for seat in hosted.seats:

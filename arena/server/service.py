@@ -9,8 +9,10 @@ metadata as soon as it accepts a stream, so the status reaches the client reliab
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from collections.abc import AsyncIterator, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,6 +30,7 @@ from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 HELLO_TIMEOUT = 5.0
+CANCEL_WAIT = 10.0  # s: Cancel answers with the final state once the match has stopped
 Ctx = grpc.aio.ServicerContext[Any, Any]
 EOF: object = grpc.aio.EOF  # type: ignore[attr-defined]  # missing from the stubs
 R = TypeVar("R")
@@ -204,7 +207,21 @@ class MatchesService(pb_grpc.MatchesServicer):
         return await self._info(request.match_id, context, cancel=False)
 
     async def Cancel(self, request: pb.CancelMatchRequest, context: Ctx) -> pb.MatchInfo:
-        return await self._info(request.match_id, context, cancel=True, reason=request.reason)
+        """Cancel, then answer with the final state (its cancel recorded, with the reason)."""
+        loop = asyncio.get_running_loop()
+        over = asyncio.Event()
+
+        def cancel() -> None:
+            hosted = self.host.cancel(request.match_id, request.reason or "cancelled")
+            self.host.when_done(hosted, partial(loop.call_soon_threadsafe, over.set))
+
+        try:
+            await run_in_trio(self.trio, cancel)
+        except KeyError:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(over.wait(), CANCEL_WAIT)
+        return await self._info(request.match_id, context, cancel=False)
 
     async def _info(
         self, match_id: str, context: Ctx, cancel: bool, reason: str = ""

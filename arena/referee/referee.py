@@ -92,6 +92,11 @@ class Referee:
         return self.core.tally.faults
 
     @property
+    def bank(self) -> list[float]:
+        """Seconds left in each seat's bank."""
+        return self.core.tally.bank
+
+    @property
     def decisions(self) -> int:
         return self.core.tally.decisions
 

@@ -7,7 +7,7 @@ policies and several rule variants, through :func:`arena.referee.play`, the very
 number and the request only, so a match resumed from its record meets the same answers.
 
 Then: the record verifies with the real ``verify``, and resuming it (the real
-:func:`arena.records.restore`) from every prefix — every line boundary, and cuts inside
+:func:`arena.referee.restore`) from every prefix — every line boundary, and cuts inside
 lines — finishes with the original bytes, byte for byte.
 """
 
@@ -27,7 +27,6 @@ from arena.records import (
     SeatRecord,
     parse_record,
     read_record,
-    restore,
     verify,
 )
 from arena.referee import (
@@ -40,6 +39,7 @@ from arena.referee import (
     RefereeCore,
     TimeControl,
     play,
+    restore,
 )
 from arena.rules import BIG_JOKER, RuleSet
 
@@ -138,7 +138,7 @@ def check_match(
 
 
 @settings(
-    max_examples=8,
+    max_examples=6,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     phases=[Phase.explicit, Phase.reuse, Phase.generate],  # shrinking a whole match is slow
@@ -160,7 +160,7 @@ def test_records_verify_and_resume_byte_for_byte(
 ) -> None:
     policy = FaultPolicy(PolicyKind.STRICT if strict else PolicyKind.LENIENT, 10, max_faults)
     folder = tmp_path_factory.mktemp("core")
-    FAULTED.append(check_match(folder, seed, variant, policy, weights, sample=10))
+    FAULTED.append(check_match(folder, seed, variant, policy, weights, sample=6))
 
 
 FAULTED: list[int] = []

@@ -4,6 +4,7 @@ from arena.referee.control import FaultPolicy, PolicyKind, TimeControl
 from arena.referee.faults import BotError, BotGone, Fault, FaultKind, SeatVerdict
 from arena.referee.core import Answerer, Ask, Outcome, RefereeCore, Tally, play
 from arena.referee.referee import MatchReport, Referee, RefereeStatistics
+from arena.referee.resume import Restored, restore
 from arena.referee.seats import LocalSeat, Seat
 from arena.referee.selfplay import UNTIMED, bot_seat, play_match
 
@@ -23,6 +24,7 @@ __all__ = [
     "Referee",
     "RefereeCore",
     "RefereeStatistics",
+    "Restored",
     "Seat",
     "SeatVerdict",
     "Tally",
@@ -30,4 +32,5 @@ __all__ = [
     "bot_seat",
     "play",
     "play_match",
+    "restore",
 ]

@@ -3,7 +3,7 @@
 Everything that runs a match goes through :class:`RefereeCore`: the trio
 :class:`~arena.referee.Referee` (remote and in-process seats), ``arena selfplay`` and the
 batch runner (:func:`arena.referee.play_match`), the tests, and
-:func:`arena.records.restore`, which rebuilds a crashed match by running its record's
+:func:`arena.referee.restore`, which rebuilds a crashed match by running its record's
 answers through a core. So there is one fault policy, one order of record lines and one
 state to resume (:class:`Tally`), never a copy.
 

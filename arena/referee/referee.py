@@ -53,7 +53,7 @@ class Referee:
     The core does the refereeing; this wrapper only asks the seats under their
     deadlines (concurrently in a bid window), tells them their verdicts, passes the
     public events to spectators and turns a cancellation into a recorded cancel.
-    ``resume``: a core rebuilt from a cut-off record (:func:`arena.records.restore`),
+    ``resume``: a core rebuilt from a cut-off record (:func:`arena.referee.restore`),
     its recorder already attached; the match carries on from it.
     """
 

@@ -24,9 +24,19 @@ import trio
 
 from arena.errors import ProtocolError
 from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder
-from arena.records import Restored, read_record, restore
-from arena.records.resume import policy_of, time_control_of
-from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, RefereeCore, Seat, TimeControl
+from arena.records import read_record
+from arena.referee import (
+    FaultPolicy,
+    LocalSeat,
+    MatchReport,
+    Referee,
+    RefereeCore,
+    Restored,
+    Seat,
+    TimeControl,
+    restore,
+)
+from arena.referee.resume import policy_of, time_control_of
 from arena.rules import RuleSet
 from arena.server import convert
 from arena.server.remote import RemoteSeat

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from arena.bots import make_bot
 from arena.game import MatchSetup, Recorder, SelfplayStats
-from arena.referee import play_match
 from arena.records import NullRecorder, RecordHeader, RecordWriter, SeatRecord, read_record, verify
+from arena.referee import play_match
 from arena.rules import RuleSet
 
 BOTS = ("random", "greedy", "random", "greedy")

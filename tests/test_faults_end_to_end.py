@@ -18,11 +18,11 @@ from pathlib import Path
 
 import grpc
 import pytest
+from test_resume import free_port, start_server, wait_for_answers
 
 from arena.records import read_record, verify
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
-from test_resume import free_port, start_server, wait_for_answers
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable

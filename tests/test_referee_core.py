@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -174,7 +175,9 @@ def test_some_records_had_faults() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("strict", [False, True])
-def test_every_prefix_of_a_faulty_record_resumes_byte_for_byte(tmp_path: Path, strict: bool) -> None:
+def test_every_prefix_of_a_faulty_record_resumes_byte_for_byte(
+    tmp_path: Path, strict: bool
+) -> None:
     policy = FaultPolicy(PolicyKind.STRICT if strict else PolicyKind.LENIENT, 10, 8)
     weights = (6, 0, 0, 0, 1, 1, 1, 1, 1)
     faults = check_match(tmp_path, 11, VARIANTS[0], policy, weights, sample=None)

@@ -17,7 +17,15 @@ from collections.abc import Callable, Sequence
 import structlog
 import trio
 
-from arena.game import Action, Decision, Event, MatchEnded, MatchSetup, Recorder, indexed_seat_events
+from arena.game import (
+    Action,
+    Decision,
+    Event,
+    MatchEnded,
+    MatchSetup,
+    Recorder,
+    indexed_seat_events,
+)
 from arena.referee.control import FaultPolicy, TimeControl
 from arena.referee.core import Outcome, RefereeCore
 from arena.referee.faults import BotError, Fault, SeatVerdict
@@ -84,7 +92,7 @@ class Referee:
         self.late_answers = 0
         self.cancel_reason = "cancelled"  # what a cancellation records (an organiser's reason)
         self._started = 0.0
-        self._watched = len(self.match.events)
+        self._watched = 0  # spectators get every event, those before a resume too
         self._watchers: list[Callable[[list[tuple[int, Event]]], None]] = []
 
     @property

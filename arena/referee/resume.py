@@ -47,7 +47,9 @@ class Restored:
 def policy_of(header: RecordHeader) -> FaultPolicy:
     p = header.policy
     return FaultPolicy.parse(
-        str(p.get("kind", "lenient")), int(p.get("penalty_points", 10)), int(p.get("max_faults", 10))
+        str(p.get("kind", "lenient")),
+        int(p.get("penalty_points", 10)),
+        int(p.get("max_faults", 10)),
     )
 
 
@@ -106,7 +108,11 @@ def _answer(core: RefereeCore, item: AnswerLine, path: str) -> None:
     if item.absent:
         error = BotGone("disconnected (still)", charge=False)
     elif item.fault and item.fault_kind != FaultKind.ILLEGAL_ACTION.value:
-        error = BotError(FaultKind(item.fault_kind), item.fault_reason or "")
+        try:
+            kind = FaultKind(item.fault_kind or "")
+        except ValueError:
+            raise RecordError(f"{path}: line {item.n}: no fault {item.fault_kind!r}") from None
+        error = BotError(kind, item.fault_reason or "")
     sent = None if error is not None else item.sent
     core.apply(core.settle(ask, sent, error, item.latency_ms / 1000))
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "sample_bots"))
 
-from botkit import Table, parse_args, run  # noqa: E402
-from random_bot import decide  # noqa: E402
+from botkit import Table, parse_args, run
+from random_bot import decide
 
-from arena.rules import Card  # noqa: E402
-from arena.v1 import arena_pb2 as pb  # noqa: E402
+from arena.rules import Card
+from arena.v1 import arena_pb2 as pb
 
 plays = 0
 

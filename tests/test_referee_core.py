@@ -13,7 +13,9 @@ lines — finishes with the original bytes, byte for byte.
 
 from __future__ import annotations
 
+import gc
 import random
+import types
 from pathlib import Path
 
 import pytest
@@ -182,3 +184,36 @@ def test_every_prefix_of_a_faulty_record_resumes_byte_for_byte(
     weights = (6, 0, 0, 0, 1, 1, 1, 1, 1)
     faults = check_match(tmp_path, 11, VARIANTS[0], policy, weights, sample=None)
     assert faults == 1 if strict else faults >= 8
+
+
+# -- in-process bots get only their view ---------------------------------------------------
+
+
+def reachable(root: object) -> set[int]:
+    """Ids of every object reachable from ``root`` (classes, modules and functions aside)."""
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen or isinstance(obj, type | types.ModuleType | types.FunctionType):
+            continue
+        seen.add(id(obj))
+        todo.extend(gc.get_referents(obj))
+    return seen
+
+
+def test_a_request_holds_nothing_of_the_live_match_and_its_fallback_stays() -> None:
+    core = RefereeCore(MatchSetup(RuleSet(deals=1), 4), TC)
+    bot = make_bot("greedy", 0)
+    checked = 0
+    while not core.finished:
+        decision = core.match.pending()[0]
+        ask = core.ask(decision, 0.0)
+        request, deal = ask.request, core.match.deal
+        live = {id(core.match), id(deal), id(core.match.events), *map(id, deal.hands)}
+        assert not live & reachable(request), f"request {ask.seq} reaches the live match"
+        before = core.match.fallback(decision.seat)
+        core.apply(core.settle(ask, tuple(bot.decide(request)), None, 0.0))
+        assert request.fallback == before  # computed after the match moved on: the same
+        checked += 1
+    assert checked > 50

@@ -3,7 +3,7 @@
 No trio, no gRPC, no clocks, no randomness: a seed and the answers fix the match.
 """
 
-from arena.game.deal import DealMachine, FallbackBasis, Phase
+from arena.game.deal import DealMachine, Phase
 from arena.game.events import (
     PASS,
     Action,
@@ -26,6 +26,7 @@ from arena.game.events import (
     jsonable,
     team_of,
 )
+from arena.game.fallback import FallbackBasis
 from arena.game.match import MatchMachine, MatchSetup
 from arena.game.recorder import EventSink, FaultNote, Recorder, RecordFeed
 from arena.game.requests import Bot, Request, SeatFeed

@@ -12,7 +12,6 @@ machine wrongly (answering for a seat that was not asked) raises
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -21,7 +20,6 @@ from typing import Final
 from arena.errors import IllegalPlay, StateError
 from arena.game.bidding import apply_window, bid_window, trump_from_kitty
 from arena.game.events import (
-    PASS,
     Action,
     BidMade,
     CardDealt,
@@ -40,6 +38,7 @@ from arena.game.events import (
     TrumpDeclared,
     team_of,
 )
+from arena.game.fallback import FallbackBasis
 from arena.game.settle import settle_deal
 from arena.rules import (
     LEGAL,
@@ -56,35 +55,11 @@ from arena.rules import (
     check_bid,
     check_follow,
     check_lead,
-    fallback_bury,
-    fallback_lead,
     first_leading,
     format_cards,
-    legal_follow,
     missing_from,
     next_leading,
 )
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class FallbackBasis:
-    """A seat's pending decision with the copies of its own hand, the card order and
-    the lead's units: all that its fallback (:meth:`answer`) depends on."""
-
-    decision: Decision
-    hand: tuple[Card, ...]
-    order: CardOrder | None  # None while bidding
-    lead_units: tuple[Unit, ...]
-
-    def answer(self) -> Action:
-        decision, hand, order = self.decision, self.hand, self.order
-        if decision.kind is Kind.BID or order is None:
-            return PASS
-        if decision.kind is Kind.BURY:
-            return tuple(fallback_bury(hand, decision.count, order))
-        if not decision.lead:
-            return tuple(fallback_lead(hand, order))
-        return tuple(legal_follow(decision.lead, hand, order, lead_units=self.lead_units))
 
 
 class Phase(enum.Enum):

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from arena.game.deal import FallbackBasis
 from arena.game.events import Action, DealStarted, Decision, Event
+from arena.game.fallback import FallbackBasis
 from arena.game.match import MatchMachine
 from arena.game.views import SeatView, indexed_seat_events, seat_view
 from arena.rules import RuleSet
@@ -23,7 +23,7 @@ class Request:
 
     It holds no reference to the match: ``view`` and ``events`` are redacted copies,
     and ``fallback`` is computed on first use (most answers are legal and never need
-    it) from a frozen :class:`~arena.game.deal.FallbackBasis`, so it stays what it was
+    it) from a frozen :class:`~arena.game.fallback.FallbackBasis`, so it stays what it was
     when the request was made, whatever the match does since.
     """
 

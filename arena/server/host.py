@@ -25,18 +25,8 @@ import trio
 from arena.errors import ProtocolError
 from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder
 from arena.records import read_record
-from arena.referee import (
-    FaultPolicy,
-    LocalSeat,
-    MatchReport,
-    Referee,
-    RefereeCore,
-    Restored,
-    Seat,
-    TimeControl,
-    restore,
-)
-from arena.referee.resume import policy_of, time_control_of
+from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, Seat, TimeControl
+from arena.referee.resume import Restored, policy_of, restore, time_control_of
 from arena.rules import RuleSet
 from arena.server import convert
 from arena.server.remote import RemoteSeat
@@ -325,11 +315,9 @@ class MatchHost:
         missing = [s for s in range(4) if (r := hosted.remote(s)) and not r.ever_connected.is_set()]
         if missing:
             log.warning("seats_missing_at_start", seats=missing)
-        recorder: Recorder | None = None
-        resume: RefereeCore | None = None
-        if hosted.restored is not None:  # the core its record rebuilt, appending to it
-            resume = hosted.restored.resume()
-        elif self.recorder_factory is not None:
+        recorder: Recorder | None = None  # a restored match: the core its record rebuilt
+        resume = hosted.restored.resume() if hosted.restored is not None else None
+        if resume is None and self.recorder_factory is not None:
             recorder, hosted.record = self.recorder_factory(hosted)
         setup = MatchSetup(spec.rules, hosted.seed, dict(spec.stacked))
         hosted.referee = referee = Referee(

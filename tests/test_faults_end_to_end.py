@@ -67,6 +67,8 @@ def test_hostile_bots_in_arena_match_leave_records_that_verify(tmp_path: Path) -
         replay = subprocess.run([PY, "-m", "arena.cli.main", "replay", str(record), "--verify"],
                                 cwd=ROOT, capture_output=True, text=True, check=False)  # fmt: skip
         assert replay.returncode == 0, replay.stdout + replay.stderr
+        seqs = [a.seq for a in done.answers()]
+        assert seqs == list(range(1, len(seqs) + 1)), name  # a bid window's in order too
         result = done.result
         assert result is not None
         if name in ("illegal-strict", "disqualified"):

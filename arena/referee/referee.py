@@ -19,7 +19,6 @@ import trio
 
 from arena.game import (
     Action,
-    Decision,
     Event,
     MatchEnded,
     MatchSetup,
@@ -27,7 +26,7 @@ from arena.game import (
     indexed_seat_events,
 )
 from arena.referee.control import FaultPolicy, TimeControl
-from arena.referee.core import Outcome, RefereeCore
+from arena.referee.core import Ask, Outcome, RefereeCore
 from arena.referee.faults import BotError, Fault, SeatVerdict
 from arena.referee.seats import Seat
 
@@ -170,17 +169,20 @@ class Referee:
             )
 
     async def _step(self) -> None:
-        decisions = self.match.pending()
-        outcomes: list[Outcome | None] = [None] * len(decisions)
-        if len(decisions) == 1:
-            outcomes[0] = await self._ask(decisions[0])
+        now = trio.current_time() - self._started
+        # sequence numbers in the order of the decisions, before any task runs: the
+        # record lists a window's answers in that order, and a resume counts on it
+        asks = [self.core.ask(d, now) for d in self.match.pending()]
+        outcomes: list[Outcome | None] = [None] * len(asks)
+        if len(asks) == 1:
+            outcomes[0] = await self._ask(asks[0])
         else:  # a bid window: every asked seat answers at the same time
 
             async def ask_into(i: int) -> None:
-                outcomes[i] = await self._ask(decisions[i])
+                outcomes[i] = await self._ask(asks[i])
 
             async with trio.open_nursery() as nursery:
-                for i in range(len(decisions)):
+                for i in range(len(asks)):
                     nursery.start_soon(ask_into, i)
         for outcome in outcomes:
             assert outcome is not None
@@ -191,10 +193,9 @@ class Referee:
             if self.match.finished:
                 break
 
-    async def _ask(self, decision: Decision) -> Outcome:
+    async def _ask(self, ask: Ask) -> Outcome:
         """Ask one seat one decision under its deadline and bank (the one place)."""
-        ask = self.core.ask(decision, trio.current_time() - self._started)
-        seat = self.seats[decision.seat]
+        seat = self.seats[ask.seat]
         start = trio.current_time()
         sent: Action | None = None
         error: BotError | None = None

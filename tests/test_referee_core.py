@@ -141,7 +141,7 @@ def check_match(
 
 
 @settings(
-    max_examples=6,
+    max_examples=10,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     phases=[Phase.explicit, Phase.reuse, Phase.generate],  # shrinking a whole match is slow
@@ -163,7 +163,7 @@ def test_records_verify_and_resume_byte_for_byte(
 ) -> None:
     policy = FaultPolicy(PolicyKind.STRICT if strict else PolicyKind.LENIENT, 10, max_faults)
     folder = tmp_path_factory.mktemp("core")
-    FAULTED.append(check_match(folder, seed, variant, policy, weights, sample=6))
+    FAULTED.append(check_match(folder, seed, variant, policy, weights, sample=8))
 
 
 FAULTED: list[int] = []

@@ -21,6 +21,7 @@ from typing import IO, Any
 
 import trio
 
+from arena import botzone
 from arena.bots import BUILTIN, make_bot
 from arena.game import Bot, MatchSetup
 from arena.records import RecordHeader, RecordWriter, SeatRecord
@@ -48,11 +49,13 @@ class BotSpec:
     def parse(cls, text: str) -> BotSpec:
         """``NAME=CMD`` or just ``CMD`` (the name is then derived from the command)."""
         name, sep, command = text.partition("=")
-        if sep and name and " " not in name and not name.startswith("builtin:"):
+        if sep and name and " " not in name and not name.startswith(("builtin:", "botzone")):
             return cls(name, command)
         return cls(bot_name(text), text)
 
     def check(self) -> None:
+        if botzone.is_botzone(self.command):
+            botzone.seat_argv(self.command)  # ValueError: a bad botzone[...] option
         if self.builtin is not None and self.builtin not in BUILTIN:
             raise ValueError(f"unknown built-in bot {self.builtin!r}; known: {', '.join(BUILTIN)}")
 
@@ -238,6 +241,7 @@ async def start_bot(cmd: str, target: str, token: str, seat: int, out: IO[bytes]
         OSError: the command could not be started (a note is written to ``out`` first).
     """
     env = {**os.environ, "ARENA_SERVER": target, "ARENA_TOKEN": token, "ARENA_SEAT": str(seat)}
+    cmd = botzone.seat_command(cmd) if botzone.is_botzone(cmd) else cmd  # docs/botzone.md
     try:
         return await trio.lowlevel.open_process(
             shlex.split(cmd), env=env, stdout=out, stderr=subprocess.STDOUT

@@ -5,12 +5,14 @@ No trio, no gRPC, no clocks, no randomness: a seed and the answers fix the match
 
 from arena.game.deal import DealMachine, Phase
 from arena.game.events import (
+    EVENTS,
     PASS,
     Action,
     BidMade,
     CardDealt,
     CardsPlayed,
     DealEnded,
+    DealRevealed,
     DealStarted,
     Decision,
     Event,
@@ -24,6 +26,7 @@ from arena.game.events import (
     TrickWon,
     TrumpDeclared,
     jsonable,
+    landed,
     team_of,
 )
 from arena.game.fallback import FallbackBasis
@@ -52,6 +55,7 @@ def order_for(request: Request) -> CardOrder:
 
 
 __all__ = [
+    "EVENTS",
     "PASS",
     "Action",
     "BidMade",
@@ -60,6 +64,7 @@ __all__ = [
     "CardsPlayed",
     "DealEnded",
     "DealMachine",
+    "DealRevealed",
     "DealStarted",
     "Decision",
     "Event",
@@ -90,6 +95,7 @@ __all__ = [
     "hands_of",
     "indexed_seat_events",
     "jsonable",
+    "landed",
     "order_for",
     "public_events",
     "seat_events",

@@ -30,6 +30,7 @@ from arena.game import (
     RecordFeed,
     Request,
     SeatFeed,
+    landed,
     team_of,
 )
 from arena.referee.control import FaultPolicy, PolicyKind, TimeControl
@@ -167,13 +168,13 @@ class RefereeCore:
         tally.decisions += 1
         if error is None and outcome.sent is not None:
             try:
-                self.match.answer(seat, outcome.sent)  # an illegal answer changes nothing
+                caused = self.match.answer(seat, outcome.sent)  # an illegal one changes nothing
             except IllegalPlay as exc:
                 error = BotError(FaultKind.ILLEGAL_ACTION, exc.reason)
             else:
                 tally.absent[seat] = False
                 self._answer(outcome, outcome.sent, None)
-                return SeatVerdict(ask.seq, True, outcome.sent)
+                return SeatVerdict(ask.seq, True, landed(caused, outcome.sent))
         played = self.match.fallback(seat)  # the referee's own, whatever the bot did to its copy
         if error is not None and not error.charge:  # still away: no further fault
             self._answer(outcome, played, None, absent=True)

@@ -51,6 +51,7 @@ class Fault:
     seq: int
     penalty_points: int
     played: Action
+    charged: bool = True  # always, now: a seat still away is "absent", not a fault
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -62,6 +63,7 @@ class Fault:
             "seq": self.seq,
             "penalty_points": self.penalty_points,
             "played": codes(self.played),
+            "charged": self.charged,
         }
 
 

@@ -226,19 +226,6 @@ class MatchHost:
             hosted.scope.cancel()
         return hosted
 
-    def when_done(self, hosted: HostedMatch, callback: Callable[[], object]) -> None:
-        """Call ``callback()`` (on the trio thread) once ``hosted`` is over; it must not
-        block, and what it raises is logged, never let loose on the host."""
-
-        async def wait() -> None:
-            await hosted.done.wait()
-            try:
-                callback()
-            except Exception:  # e.g. the asyncio loop of the caller is gone
-                log.exception("when_done_callback_failed", match_id=hosted.id)
-
-        self.nursery.start_soon(wait)
-
     def get(self, match_id: str) -> HostedMatch:
         hosted = self.matches.get(match_id)
         if hosted is None:
@@ -336,7 +323,6 @@ class MatchHost:
         hosted.referee = referee = Referee(
             hosted.id, setup, hosted.seats, spec.time_control, spec.policy, recorder, resume
         )
-        referee.cancel_reason = hosted.cancel_reason
         for seat in range(4):
             remote = hosted.remote(seat)
             if remote is not None:  # a reconnected bot is sent the whole current deal again

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import itertools
 from collections.abc import AsyncIterator, Callable
-from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -240,19 +239,24 @@ class MatchesService(pb_grpc.MatchesServicer):
 
     async def Cancel(self, request: pb.CancelMatchRequest, context: Ctx) -> pb.MatchInfo:
         """Cancel, then answer with the final state (its cancel recorded, with the reason)."""
-        loop = asyncio.get_running_loop()
-        over = asyncio.Event()
+        over = AsyncioOutbox[list[tuple[int, Event]] | None]()  # None: the match has ended
+
+        def ended(batch: list[tuple[int, Event]] | None) -> None:
+            over.send_nowait(batch)
 
         def cancel() -> None:
-            hosted = self.host.cancel(request.match_id, request.reason or "cancelled")
-            self.host.when_done(hosted, partial(loop.call_soon_threadsafe, over.set))
+            self.host.cancel(request.match_id, request.reason or "cancelled")
+            self.host.watch(request.match_id, ended)
 
         try:
             await run_in_trio(self.trio, cancel)
         except KeyError:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(over.wait(), CANCEL_WAIT)
+            async with asyncio.timeout(CANCEL_WAIT):
+                async for batch in over:
+                    if batch is None:
+                        break
         return await self._info(request.match_id, context, cancel=False)
 
     async def _info(

@@ -22,6 +22,7 @@ from typing import IO, Any
 import trio
 
 from arena import botzone
+from arena.batch.startup import BotFailure, StartupWatch
 from arena.bots import BUILTIN, make_bot
 from arena.game import Bot, MatchSetup
 from arena.records import RecordHeader, RecordWriter, SeatRecord
@@ -178,8 +179,10 @@ async def _play_job(job: MatchJob, started: float) -> MatchSummary:
         },
         stacked=dict(stacked),
     )
-    hosted = await play_hosted(spec, [b.command for b in job.bots], job.record)
-    return _summary(job, names, hosted.state.value, hosted.referee, started, hosted.error)
+    failures: list[BotFailure] = []
+    hosted = await play_hosted(spec, [b.command for b in job.bots], job.record, failures=failures)
+    error = "; ".join([f.short() for f in failures] + ([hosted.error] if hosted.error else []))
+    return _summary(job, names, hosted.state.value, hosted.referee, started, error)
 
 
 def _summary(
@@ -215,12 +218,23 @@ def _fault_dict(fault: Fault) -> dict[str, Any]:
 
 
 async def play_hosted(
-    spec: MatchSpec, commands: Sequence[str], record: str | None, logs: Path | None = None
+    spec: MatchSpec,
+    commands: Sequence[str],
+    record: str | None,
+    logs: Path | None = None,
+    failures: list[BotFailure] | None = None,
 ) -> HostedMatch:
     """Serve one match on a free loopback port and run its command seats as subprocesses
-    (with ``ARENA_SERVER`` and ``ARENA_TOKEN``); returns when the match is over."""
+    (with ``ARENA_SERVER`` and ``ARENA_TOKEN``); returns when the match is over.
+
+    A bot that cannot start, exits early or never connects is reported on stderr at
+    once and added to ``failures``; a seat never taken makes its team forfeit.
+    """
     async with open_arena_server(recorder_factory=record_factory(record)) as server:
         hosted = server.host.create(spec)
+        watch = StartupWatch(server.host, spec.connect_timeout)
+        if failures is not None:
+            watch.failures = failures
         # next to the record (``hosted.record`` is only set once the match starts)
         folder = logs or (Path(record).parent if record else Path("records"))
         async with trio.open_nursery() as nursery:
@@ -235,6 +249,7 @@ async def play_hosted(
                         folder / f"{hosted.id}.seat{seat}.log",
                         hosted,
                         seat,
+                        watch,
                     )
             await hosted.done.wait()
         return hosted
@@ -259,16 +274,28 @@ async def start_bot(cmd: str, target: str, token: str, seat: int, out: IO[bytes]
 
 
 async def run_bot_process(
-    cmd: str, target: str, token: str, log_path: Path, hosted: HostedMatch, seat: int
+    cmd: str,
+    target: str,
+    token: str,
+    log_path: Path,
+    hosted: HostedMatch,
+    seat: int,
+    watch: StartupWatch | None = None,
 ) -> None:
-    """Run one bot command until the match is over (then give it 5 s to leave)."""
+    """Run one bot command until the match is over (then give it 5 s to leave);
+    ``watch`` reports its failure to start, to stay or to connect."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as out:
         try:
             process = await start_bot(cmd, target, token, seat, out)
-        except OSError:
+        except OSError as exc:
+            if watch is not None:
+                out.flush()
+                watch.fail(hosted, seat, cmd, log_path, f"could not start: {exc.strerror or exc}")
             return
         try:
+            if watch is not None:
+                await watch.watch(process, hosted, seat, cmd, log_path)
             await hosted.done.wait()
             with trio.move_on_after(5):
                 await process.wait()

@@ -3,7 +3,9 @@
 Starts the server on a free loopback port, launches each ``--bot`` command as a
 subprocess with ``ARENA_SERVER`` and ``ARENA_TOKEN`` in its environment (``builtin:NAME``
 seats an in-process bot instead), plays the match, prints a result table and writes
-the record. Exits 0 when the match completed, faults included.
+the record. Exits 0 when the match completed, faults included; 1 when it did not, or
+when a bot could not start, exited before the end or never connected (reported at
+once with its exit status and last output lines; its team forfeits).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import trio
 
 from arena.batch.runner import BotSpec, bot_name, local_bots, play_hosted
+from arena.batch.startup import BotFailure
 from arena.cli.logs import add_logging_options, configure_logging
 from arena.cli.options import add_clock, add_policy, add_rules, clock_of, policy_of, rules_of
 from arena.errors import ArenaError
@@ -80,13 +83,18 @@ def run(args: argparse.Namespace) -> int:
     except (ArenaError, ValueError) as exc:
         print(f"arena match: {exc}", file=sys.stderr)
         return 2
-    hosted = trio.run(_play, spec, args.bot, args.record)
+    failures: list[BotFailure] = []
+    hosted = trio.run(_play, spec, args.bot, args.record, failures)
     _print_result(hosted)
-    return 0 if hosted.state is MatchState.FINISHED else 1
+    for failure in failures:
+        print(f"bot failure: {failure.short()} (log: {failure.log})")
+    return 0 if hosted.state is MatchState.FINISHED and not failures else 1
 
 
-async def _play(spec: MatchSpec, commands: list[str], record: str | None) -> HostedMatch:
-    return await play_hosted(spec, commands, record)
+async def _play(
+    spec: MatchSpec, commands: list[str], record: str | None, failures: list[BotFailure]
+) -> HostedMatch:
+    return await play_hosted(spec, commands, record, failures=failures)
 
 
 def _print_result(hosted: HostedMatch) -> None:

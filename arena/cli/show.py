@@ -21,6 +21,7 @@ from typing import Any
 from arena.cli.replay import summary
 from arena.records import DealRecord, Record, TrickRecord, read_record
 from arena.rules import BIG_JOKER, Card, Suit, Trump, card_order
+from arena.text import MAX_REASON, printable
 
 RED, FAULT, RESET = "\x1b[31m", "\x1b[1;33m", "\x1b[0m"
 
@@ -68,9 +69,10 @@ def render(
         winner = "a draw" if result.winner is None else f"team {result.winner} wins"
         levels = "/".join(r.code for r in result.levels)
         forfeit = f", team {result.forfeited} forfeited" if result.forfeited is not None else ""
-        forfeit += f": {result.detail}" if result.detail else ""
-        yield f"match: {winner} ({result.reason}{forfeit}) after {result.deals} deals; " + (
-            f"levels {levels}"
+        forfeit += f": {printable(result.detail, MAX_REASON)}" if result.detail else ""
+        yield (
+            f"match: {winner} ({printable(result.reason)}{forfeit}) after {result.deals} deals; "
+            + (f"levels {levels}")
         )
     if not record.complete:
         last = record.last_complete_line
@@ -82,7 +84,7 @@ def render(
     if record.problems:
         yield paint.fault(f"{len(record.problems)} problems:")
         for problem in record.problems:
-            yield paint.fault(f"  !! {problem}")
+            yield paint.fault(f"  !! {printable(problem)}")
 
 
 def _deal(d: DealRecord, paint: _Paint, rules: Any) -> Iterable[str]:
@@ -107,11 +109,11 @@ def _deal(d: DealRecord, paint: _Paint, rules: Any) -> Iterable[str]:
     yield f"  bids: {bids}"
     yield from _faults(d, paint, None, "bid")
     if d.redealt is not None:
-        yield f"  redealt: {d.redealt.reason}"
+        yield f"  redealt: {printable(d.redealt.reason)}"
     t = d.trump
     if t is not None:
         symbol = paint.suit(Suit(t.suit).symbol) if t.suit else "no trump"
-        how = f"bid by seat {t.bidder}" if t.bidder is not None else t.source
+        how = f"bid by seat {t.bidder}" if t.bidder is not None else printable(t.source)
         shown = f", shown {paint.cards(t.revealed)}" if t.revealed else ""
         yield f"  trump: {symbol} at level {t.level.code}; dealer seat {t.dealer} ({how}{shown})"
     if d.kitty is not None:
@@ -123,7 +125,8 @@ def _deal(d: DealRecord, paint: _Paint, rules: Any) -> Iterable[str]:
         yield _trick(trick, paint)
         yield from _faults(d, paint, trick.number, "play")
     for p in d.penalties:
-        yield paint.fault(f"  !! penalty: team {p.team} charged {p.points} ({p.reason})")
+        why = printable(p.reason, MAX_REASON)
+        yield paint.fault(f"  !! penalty: team {p.team} charged {p.points} ({why})")
     r = d.result
     if r is not None:
         won = "dealer team keeps the deal" if r.winner == "dealer" else "attackers take the deal"
@@ -159,7 +162,8 @@ def _faults(d: DealRecord, paint: _Paint, trick: int | None, kind: str) -> Itera
         sent = "nothing usable" if a.sent is None else paint.cards(a.sent) or "a pass"
         yield paint.fault(
             f"  !! fault: seat {a.seat} ({a.kind.value}, seq {a.seq}) {a.fault_kind}: "
-            f"{a.fault_reason}; sent {sent}, played {paint.cards(a.played) or 'a pass'}"
+            f"{printable(a.fault_reason or '', MAX_REASON)}; sent {sent}, "
+            f"played {paint.cards(a.played) or 'a pass'}"
         )
 
 

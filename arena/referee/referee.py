@@ -125,6 +125,13 @@ class Referee:
             self.decisions, len(self.faults), self.late_answers, (b[0], b[1], b[2], b[3])
         )
 
+    def end_before_start(self, team: int | None, reason: str) -> None:
+        """Before :meth:`run`: ``team`` forfeits (``None``: void, recorded as cancelled)."""
+        if team is None:
+            self.core.cancel(reason)
+        else:
+            self.core.forfeit(team, reason)
+
     # -- the match -----------------------------------------------------------------------
 
     async def run(self) -> MatchReport:

@@ -7,12 +7,14 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 
 import trio
 
 from arena.server.access import Access, AccessInterceptor
 from arena.server.bridge import GrpcServerConfig, GrpcThread, open_grpc_server
 from arena.server.host import MatchHost, RecorderFactory, TokenBook
+from arena.server.limits import Limits
 from arena.server.service import ArenaService, MatchesService
 from arena.server.tls import ServerTls
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -44,6 +46,8 @@ async def open_arena_server(
     before_listening: Callable[[MatchHost], object] | None = None,
     access: Access | None = None,
     tls: ServerTls | None = None,
+    limits: Limits | None = None,
+    records: Path | None = None,
 ) -> AsyncIterator[ArenaServer]:
     """Serve the Arena and Matches services for an ``async with`` block.
 
@@ -55,9 +59,12 @@ async def open_arena_server(
     token known only to this process (:meth:`Access.internal`), which is what an
     embedded server wants: its bots hold seat tokens and can use nothing else.
     ``tls``: serve TLS instead of plaintext.
+    ``limits`` bound what clients may make it hold (docs/limits.md); ``records`` is the
+    folder of ``<match id>.jsonl`` records, where forgotten matches are looked up.
     """
+    limits = limits or Limits()
     async with trio.open_nursery() as nursery:
-        host = MatchHost(nursery, TokenBook(), recorder_factory)
+        host = MatchHost(nursery, TokenBook(), recorder_factory, limits, records)
         if before_listening is not None:
             before_listening(host)
         token = trio.lowlevel.current_trio_token()
@@ -72,6 +79,9 @@ async def open_arena_server(
         config = GrpcServerConfig(
             address=address,
             service_names=SERVICES,
+            options=limits.grpc_options(),
+            max_receive_message_bytes=limits.max_message_bytes,
+            maximum_concurrent_rpcs=limits.max_rpcs,
             interceptors=(AccessInterceptor(access),),
             credentials=tls.credentials() if tls else None,
         )

@@ -58,7 +58,7 @@ def test_hostile_bots_in_arena_match_leave_records_that_verify(tmp_path: Path) -
     faulted = 0
     for name, (record, process) in runs.items():
         out, _ = process.communicate(timeout=240)
-        assert process.returncode == 0, f"{name}: {out.decode()[-2000:]}"
+        assert process.returncode in (0, 1), f"{name}: {out.decode()[-2000:]}"  # 1: bot died
         checked = verify(read_record(record))
         assert checked.ok, f"{name}: {checked}"
         done = read_record(record)

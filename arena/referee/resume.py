@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 
 from arena.records import Record, RecordError, RecordHeader, reopen, verify
-from arena.records.lines import AnswerLine, CancelLine, DeckLine, EventLine, ForfeitLine
+from arena.records.lines import AnswerLine, CancelLine, DeckLine, EventLine
 from arena.referee.control import FaultPolicy, TimeControl
 from arena.referee.core import RefereeCore
 from arena.referee.faults import BotError, BotGone, FaultKind
@@ -54,7 +54,7 @@ def policy_of(header: RecordHeader) -> FaultPolicy:
 
 
 def time_control_of(header: RecordHeader) -> TimeControl:
-    return TimeControl(**{k: int(v) for k, v in header.time_control.items()})
+    return TimeControl(**{k: int(float(v)) for k, v in header.time_control.items()})
 
 
 def restore(record: Record) -> Restored:
@@ -73,12 +73,10 @@ def restore(record: Record) -> Restored:
         raise RecordError(f"{record.path}: line {check.line}: {check.message}")
     core = RefereeCore(header.setup, time_control_of(header), policy_of(header))
     lines = record.lines
-    first = next((i for i, ln in enumerate(lines) if isinstance(ln.item, AnswerLine)), len(lines))
-    cut = max(  # a forfeit before any answer: a seat missing at the start (no answer follows)
-        (i for i, line in enumerate(lines) if isinstance(line.item, AnswerLine | CancelLine)
-         or (isinstance(line.item, ForfeitLine) and i < first)),
+    cut = max(
+        (i for i, line in enumerate(lines) if isinstance(line.item, AnswerLine | CancelLine)),
         default=0,
-    )  # fmt: skip
+    )
     events = decks = 0
     for line in lines[1 : cut + 1]:
         item = line.item
@@ -90,9 +88,7 @@ def restore(record: Record) -> Restored:
             _answer(core, item, record.path)
         elif isinstance(item, CancelLine):
             core.cancel(item.reason)
-        elif isinstance(item, ForfeitLine) and not core.tally.decisions:
-            core.forfeit(item.team, item.reason)
-        # other penalty and forfeit lines: the core charges them again, by the same policy
+        # penalty and forfeit lines: the core charges them again, by the same policy
     kept = [line.item.event for line in lines[: cut + 1] if isinstance(line.item, EventLine)]
     if core.match.events[:events] != kept:
         raise RecordError(f"{record.path}: the referee core does not rebuild the recorded events")

@@ -10,7 +10,6 @@ initial metadata as soon as it accepts a stream, so the status reaches the clien
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -51,7 +50,6 @@ from arena.v1 import arena_pb2_grpc as pb_grpc
 
 log = structlog.get_logger()
 HELLO_TIMEOUT = 5.0
-CANCEL_WAIT = 10.0  # s: Cancel answers with the final state once the match has stopped
 Ctx = grpc.aio.ServicerContext[Any, Any]
 EOF: object = grpc.aio.EOF  # type: ignore[attr-defined]  # missing from the stubs
 R = TypeVar("R")
@@ -291,26 +289,14 @@ class MatchesService(pb_grpc.MatchesServicer):
         return await self._info(request.match_id, context, cancel=False)
 
     async def Cancel(self, request: pb.CancelMatchRequest, context: Ctx) -> pb.MatchInfo:
-        """Cancel, then answer with the final state (its cancel recorded, with the reason)."""
-        over = AsyncioOutbox[list[tuple[int, Event]] | None]()  # None: the match has ended
-
-        def ended(batch: list[tuple[int, Event]] | None) -> None:
-            over.send_nowait(batch)
-
-        def cancel() -> None:
-            self.host.cancel(request.match_id, request.reason or "cancelled")
-            self.host.watch(request.match_id, ended)
-
-        try:
-            await run_in_trio(self.trio, cancel)
-        except KeyError:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(CANCEL_WAIT):
-                async for batch in over:
-                    if batch is None:
-                        break
-        return await self._info(request.match_id, context, cancel=False)
+        """Cancel, then answer with the final state (the match stops at its next await)."""
+        info = await self._info(request.match_id, context, cancel=True, reason=request.reason)
+        for _ in range(500):  # at most ~10 s
+            if info.state not in (pb.WAITING, pb.RUNNING):
+                break
+            await asyncio.sleep(0.02)
+            info = await self._info(request.match_id, context, cancel=False)
+        return info
 
     async def _info(
         self, match_id: str, context: Ctx, cancel: bool, reason: str = ""

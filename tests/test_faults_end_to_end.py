@@ -62,7 +62,11 @@ def test_hostile_bots_in_arena_match_leave_records_that_verify(tmp_path: Path) -
         checked = verify(read_record(record))
         assert checked.ok, f"{name}: {checked}"
         done = read_record(record)
-        assert done.footer is not None and done.footer.faults, name
+        assert done.footer is not None
+        if name == "silent":  # missing at the start: its team forfeits before any deal
+            assert done.result is not None and done.result.reason == "forfeit"
+            continue
+        assert done.footer.faults, name
         faulted += 1
         replay = subprocess.run([PY, "-m", "arena.cli.main", "replay", str(record), "--verify"],
                                 cwd=ROOT, capture_output=True, text=True, check=False)  # fmt: skip
@@ -73,10 +77,10 @@ def test_hostile_bots_in_arena_match_leave_records_that_verify(tmp_path: Path) -
         assert result is not None
         if name in ("illegal-strict", "disqualified"):
             assert result.reason == "forfeit" and result.forfeited == 0, name
-        if name in ("crash", "silent"):  # one absence, one fault: the rest played "absent"
+        if name == "crash":  # one absence, one fault: the rest played "absent"
             assert [f["kind"] for f in done.footer.faults] == ["disconnected"], name
             assert any(a.absent for a in done.answers()), name
-    assert faulted == len(CASES)
+    assert faulted == len(CASES) - 1
 
 
 def test_a_killed_server_resumes_a_match_with_charged_faults(tmp_path: Path) -> None:

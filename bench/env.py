@@ -26,7 +26,8 @@ import numpy as np
 from arena.bots import make_bot
 from arena.env import STOP, Table, env, rules_for
 from arena.env.vector import ProcessVectorTable, VectorTable
-from arena.game import MatchSetup, SelfplayStats, play_match
+from arena.game import MatchSetup, SelfplayStats
+from arena.referee import play_match
 from arena.rules import RuleSet
 
 Run = Callable[[RuleSet, range], tuple[int, int]]  # -> (steps, decisions)

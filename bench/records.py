@@ -20,8 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from arena.bots import make_bot
-from arena.game import MatchSetup, Recorder, SelfplayStats, play_match
+from arena.game import MatchSetup, Recorder, SelfplayStats
 from arena.records import NullRecorder, RecordHeader, RecordWriter, SeatRecord, read_record, verify
+from arena.referee import play_match
 from arena.rules import RuleSet
 
 BOTS = ("random", "greedy", "random", "greedy")

@@ -2,7 +2,7 @@
 
 Benchmark (default): decisions per second on one core, over a fixed seed set, for four
 random bots and for random,greedy,random,greedy, with the driver's invariant checks on
-and off (:func:`arena.game.play_match`). Takes 10-20 s.
+and off (:func:`arena.referee.play_match`, through the referee core). Takes 10-20 s.
 
 Soak (``--soak N``): plays at least N deals between random bots, cycling through rule
 variants, with every check this file knows on, and prints the violations (there must
@@ -42,8 +42,8 @@ from arena.game import (
     SelfplayStats,
     TrickWon,
     check_cards,
-    play_match,
 )
+from arena.referee import play_match
 from arena.rules import RuleSet, points
 
 BENCH_SEEDS = range(24)

@@ -18,8 +18,9 @@ from arena.batch import BotSpec
 from arena.cli.main import main
 from arena.env import Table, rules_for
 from arena.env.policy import PolicyBot, load_policy
-from arena.game import MatchSetup, play_match
+from arena.game import MatchSetup
 from arena.records import read_record, verify
+from arena.referee import play_match
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = f"{ROOT / 'examples' / 'tiny_policy.py'}:act"
@@ -88,7 +89,8 @@ def test_over_the_wire_a_policy_sees_the_same_encoding() -> None:
 
     from arena.env.encoding import SeatMemory, encode
     from arena.env.policy import _order
-    from arena.game import Request, play_match
+    from arena.game import Request
+    from arena.referee import play_match
     from arena.server.convert import request_to_pb
 
     class Compare:

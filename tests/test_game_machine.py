@@ -27,8 +27,8 @@ from arena.game import (
     PenaltyApplied,
     Phase,
     SeatFeed,
-    play_match,
 )
+from arena.referee import play_match
 from arena.rules import CARDS, Card, Rank, RuleSet, is_bid_shape
 
 Builder = Callable[[MatchMachine, Decision], Action | None]

@@ -293,9 +293,7 @@ def test_the_other_match_is_unaffected(run: Run) -> None:
 
 def _expect(name: str, p: Played, h: int) -> None:
     """What the hostile bot ``name`` in seat ``h`` must have caused in its match ``p``."""
-    mine = [(f.kind, f.reason) for f in p.faults if f.seat == h and f.charged]
-    uncharged = [(f.kind, f.reason) for f in p.faults if f.seat == h and not f.charged]
-    assert set(uncharged) <= {(FaultKind.DISCONNECTED, "disconnected (still)")}
+    mine = [(f.kind, f.reason) for f in p.faults if f.seat == h]  # one per absence
     kinds = [k for k, _ in mine]
     reports = p.reports()
     told = [(r["verdict"], r["reason"]) for r in reports if "verdict" in r]

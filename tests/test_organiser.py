@@ -109,11 +109,31 @@ def test_a_waiting_match_can_be_cancelled(matches: pb_grpc.MatchesStub) -> None:
     info = matches.Cancel(
         pb.CancelMatchRequest(match_id=created.match_id, reason="test"), timeout=10
     )
-    deadline = time.monotonic() + 10
-    while info.state != pb.CANCELLED and time.monotonic() < deadline:
+    assert info.state == pb.CANCELLED  # Cancel answers with the final state
+
+
+def test_a_running_match_cancelled_keeps_the_reason_in_its_record(
+    server: tuple[str, Path], matches: pb_grpc.MatchesStub
+) -> None:
+    target, records = server
+    created = matches.Create(pb.CreateMatchRequest(seed=8, deals=6), timeout=10)
+    bots = play_fallback_bots(target, list(created.seat_tokens))
+    path = records / f"{created.match_id}.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_bytes().count(b'"type":"answer"') >= 20:
+            break
         time.sleep(0.05)
-        info = matches.Get(pb.GetMatchRequest(match_id=created.match_id), timeout=10)
-    assert info.state == pb.CANCELLED
+    info = matches.Cancel(
+        pb.CancelMatchRequest(match_id=created.match_id, reason="the venue closes"), timeout=20
+    )
+    assert info.state == pb.CANCELLED and info.result.reason == "cancelled"
+    assert bots.wait(timeout=60) == 0
+    record = read_record(path)
+    assert record.complete and verify(record).ok
+    cancels = [line.data for line in record.lines if line.type == "cancel"]
+    assert cancels == [{"n": cancels[0]["n"], "type": "cancel", "reason": "the venue closes"}]
+    assert record.result is not None and record.result.detail == "the venue closes"
 
 
 def test_bad_requests_get_clear_statuses(

@@ -11,24 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arena.bots import make_bot
 from arena.cli.main import main
 from arena.errors import StateError
-from arena.game import (
-    Action,
-    AnswerFault,
-    Bot,
-    Kind,
-    MatchMachine,
-    MatchSetup,
-    RecordFeed,
-    Request,
-    SeatFeed,
-    play_match,
-)
+from arena.game import Action, Bot, Kind, MatchMachine, MatchSetup, Request
 from arena.records import (
     NullRecorder,
     Record,
@@ -40,6 +30,7 @@ from arena.records import (
     verify,
 )
 from arena.records.format import dump_line, event_from_dict
+from arena.referee import FaultPolicy, LocalSeat, PolicyKind, Referee, play_match
 from arena.rules import BIG_JOKER, RuleSet, codes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,66 +90,46 @@ def write_selfplay(
     return match
 
 
-def drive(
+def referee_record(
     path: Path,
     setup: MatchSetup,
     bots: Sequence[Bot],
     *,
     penalty: int = 0,
-    max_faults: int | None = None,
+    max_faults: int = 10**6,
     strict: bool = False,
-    cancel_after: int | None = None,
 ) -> MatchMachine:
-    """A referee in miniature: faults play the fallback and cost a penalty or the match;
-    inputs are recorded in the order they are fed to the machine, as the referee does."""
-    match = MatchMachine(setup)
-    feed = SeatFeed(match)
-    faults: list[AnswerFault] = []
-    counts = [0, 0]
-    seq = 0
+    """A match refereed by the real core under a given policy, recorded to ``path``."""
+    policy = FaultPolicy(PolicyKind.STRICT if strict else PolicyKind.LENIENT, penalty, max_faults)
     with RecordWriter.open(path, header(setup)) as writer:
-        record = RecordFeed(match, writer)
-        while not match.finished:
-            for d in match.pending():
-                seq += 1
-                record.flush()
-                if cancel_after is not None and seq > cancel_after:
-                    writer.cancel("stopped by the test")
-                    match.cancel("stopped by the test")
-                    break
-                request = feed.request(d)
-                sent = bots[d.seat].decide(request)
-                verdict = match.check(d.seat, sent)
-                played, fault = sent, None
-                if not verdict.legal:
-                    played = request.fallback
-                    deal = match.deal
-                    fault = AnswerFault(
-                        d.seat, "illegal_action", verdict.reason, deal.deal, deal.trick, seq,
-                        penalty, played,
-                    )  # fmt: skip
-                    faults.append(fault)
-                    team = d.seat % 2
-                    counts[team] += 1
-                    if strict or (max_faults is not None and counts[team] >= max_faults):
-                        writer.forfeit(team, f"seat {d.seat} faulted")
-                        match.forfeit(team, f"seat {d.seat} faulted")
-                    elif penalty:
-                        writer.penalty(team, penalty, f"seat {d.seat} illegal_action")
-                        match.penalize(team, penalty, f"seat {d.seat} illegal_action")
-                    record.flush()
-                writer.answer(
-                    seat=d.seat, seq=seq, kind=d.kind.value, sent=sent, played=played,
-                    requested_at_ms=float(seq), latency_ms=0.5, fault=fault,
-                )  # fmt: skip
-                if match.finished:
-                    break  # the fault that forfeited the match: recorded, never applied
-                match.answer(d.seat, played)
-        record.flush()
-        result = match.result
-        assert result is not None
-        writer.close(result, faults)
+        match = play_match(setup, bots, recorder=writer, policy=policy)
+    assert writer.closed
     return match
+
+
+def cancelled_record(path: Path, setup: MatchSetup, bots: Sequence[Bot], after: int) -> Referee:
+    """The trio referee with in-process seats, cancelled by its organiser after ``after``
+    decisions: the real cancel path."""
+    asked = 0
+
+    async def main() -> Referee:
+        with RecordWriter.open(path, header(setup)) as writer:
+            async with trio.open_nursery() as nursery:
+
+                async def think(request: Request) -> None:
+                    nonlocal asked
+                    asked += 1
+                    if asked > after:
+                        nursery.cancel_scope.cancel()
+                    await trio.lowlevel.checkpoint()
+
+                seats = [LocalSeat(b, think) for b in bots]
+                referee = Referee("m-test", setup, seats, recorder=writer)
+                referee.cancel_reason = "stopped by the test"
+                nursery.start_soon(referee.run)
+        return referee
+
+    return trio.run(main)
 
 
 def lines_of(path: Path) -> list[bytes]:
@@ -279,7 +250,7 @@ def test_redeals_and_stacked_decks(tmp_path: Path) -> None:
 def test_faults_penalties_and_the_footer(tmp_path: Path) -> None:
     path = tmp_path / "faults.jsonl"
     bots = [Clumsy(b, every=5 + s) for s, b in enumerate(bots_for(3))]
-    match = drive(path, MatchSetup(RuleSet(deals=2), 3), bots, penalty=10)
+    match = referee_record(path, MatchSetup(RuleSet(deals=2), 3), bots, penalty=10)
     record = read_record(path)
     faulted = [a for a in record.answers() if a.fault]
     assert faulted and record.footer is not None
@@ -305,7 +276,7 @@ def test_selfplay_records_faults(tmp_path: Path) -> None:
 def test_forfeits_replay(tmp_path: Path, strict: bool) -> None:
     path = tmp_path / "forfeit.jsonl"
     bots = [Clumsy(b, every=4) for b in bots_for(2)]
-    match = drive(path, MatchSetup(RuleSet(deals=3), 2), bots, strict=strict, max_faults=3)
+    match = referee_record(path, MatchSetup(RuleSet(deals=3), 2), bots, strict=strict, max_faults=3)
     assert match.result is not None and match.result.forfeited is not None
     record = read_record(path)
     assert any(line.type == "forfeit" for line in record.lines)
@@ -315,7 +286,7 @@ def test_forfeits_replay(tmp_path: Path, strict: bool) -> None:
 
 def test_cancel_replays(tmp_path: Path) -> None:
     path = tmp_path / "cancel.jsonl"
-    match = drive(path, MatchSetup(RuleSet(), 8), bots_for(8), cancel_after=150)
+    match = cancelled_record(path, MatchSetup(RuleSet(), 8), bots_for(8), after=150).match
     assert match.result is not None and match.result.reason == "cancelled"
     assert match.result.detail == "stopped by the test"
     result = verify(read_record(path))
@@ -477,7 +448,7 @@ def test_a_changed_deck(short: Path) -> None:
 
 def test_a_removed_fault_is_caught(tmp_path: Path) -> None:
     path = tmp_path / "f.jsonl"
-    drive(path, MatchSetup(RuleSet(deals=1), 6), [Clumsy(b, 5) for b in bots_for(6)])
+    referee_record(path, MatchSetup(RuleSet(deals=1), 6), [Clumsy(b, 5) for b in bots_for(6)])
     n = len(lines_of(path)) - 1
     rewrite(path, n, lambda o: o.update(faults=o["faults"][1:]))
     line, message = failure(path)
@@ -555,7 +526,8 @@ def test_cli_show_faults_and_deal_filter(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "f.jsonl"
-    drive(path, MatchSetup(RuleSet(deals=2), 7), [Clumsy(b, 9) for b in bots_for(7)], penalty=10)
+    bots = [Clumsy(b, 9) for b in bots_for(7)]
+    referee_record(path, MatchSetup(RuleSet(deals=2), 7), bots, penalty=10)
     assert main(["show", str(path), "--deal", "2"]) == 0
     out = capsys.readouterr().out
     assert "!! fault: seat" in out and "!! penalty" in out

@@ -107,11 +107,8 @@ async def test_an_absent_seat_is_charged_once(
     referee = Referee("m", SETUP, _table(seat), tc)
     report = await referee.run()
 
-    [fault] = [f for f in report.faults if f.charged]
+    [fault] = report.faults  # later decisions: played by fallback, no further fault
     assert (fault.seat, fault.kind) == (1, FaultKind.DISCONNECTED)
-    assert {(f.kind, f.reason) for f in report.faults if not f.charged} <= {
-        (FaultKind.DISCONNECTED, "disconnected (still)")
-    }
     assert trio.current_time() == pytest.approx(charged_at)  # the rest went by at once
     assert report.result.reason == "deals_played"
 

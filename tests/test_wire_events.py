@@ -38,10 +38,17 @@ from arena.game import (
     SeatFeed,
     ThrowFailed,
     order_for,
-    play_match,
 )
 from arena.records.format import EVENT_TYPES, event_from_dict
-from arena.referee import Fault, FaultKind, LocalSeat, Referee, SeatVerdict, TimeControl
+from arena.referee import (
+    Fault,
+    FaultKind,
+    LocalSeat,
+    Referee,
+    SeatVerdict,
+    TimeControl,
+    play_match,
+)
 from arena.rules import Card, Rank, RuleSet, parse_cards
 from arena.rules.trump import TRUMP_LANE
 from arena.server import convert

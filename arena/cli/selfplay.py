@@ -12,7 +12,8 @@ from arena.cli.convention import UsageError
 from arena.cli.options import add_rules, rules_of, whole
 from arena.cli.progress import Progress
 from arena.errors import InvalidRules
-from arena.game import MatchSetup, SelfplayStats, play_match
+from arena.game import MatchSetup, SelfplayStats
+from arena.referee import play_match
 
 
 def register(sub: Any) -> None:

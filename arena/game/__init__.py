@@ -29,10 +29,11 @@ from arena.game.events import (
     landed,
     team_of,
 )
+from arena.game.fallback import FallbackBasis
 from arena.game.match import MatchMachine, MatchSetup
-from arena.game.recorder import AnswerFault, EventSink, FaultNote, Recorder, RecordFeed
+from arena.game.recorder import EventSink, FaultNote, Recorder, RecordFeed
 from arena.game.requests import Bot, Request, SeatFeed
-from arena.game.selfplay import SelfplayStats, check_cards, play_match
+from arena.game.selfplay import SelfplayStats, check_cards, tally_events
 from arena.game.shuffle import first_seat, shuffled_deck
 from arena.game.stacking import hands_of, seed_for_first_seat, stack
 from arena.game.views import (
@@ -57,7 +58,6 @@ __all__ = [
     "EVENTS",
     "PASS",
     "Action",
-    "AnswerFault",
     "BidMade",
     "Bot",
     "CardDealt",
@@ -69,6 +69,7 @@ __all__ = [
     "Decision",
     "Event",
     "EventSink",
+    "FallbackBasis",
     "FaultNote",
     "Kind",
     "KittyBuried",
@@ -96,12 +97,12 @@ __all__ = [
     "jsonable",
     "landed",
     "order_for",
-    "play_match",
     "public_events",
     "seat_events",
     "seat_view",
     "seed_for_first_seat",
     "shuffled_deck",
     "stack",
+    "tally_events",
     "team_of",
 ]

@@ -20,7 +20,6 @@ from typing import Final
 from arena.errors import IllegalPlay, StateError
 from arena.game.bidding import apply_window, bid_window, trump_from_kitty
 from arena.game.events import (
-    PASS,
     Action,
     BidMade,
     CardDealt,
@@ -39,6 +38,7 @@ from arena.game.events import (
     TrumpDeclared,
     team_of,
 )
+from arena.game.fallback import FallbackBasis
 from arena.game.settle import settle_deal
 from arena.rules import (
     LEGAL,
@@ -55,11 +55,8 @@ from arena.rules import (
     check_bid,
     check_follow,
     check_lead,
-    fallback_bury,
-    fallback_lead,
     first_leading,
     format_cards,
-    legal_follow,
     missing_from,
     next_leading,
 )
@@ -169,16 +166,14 @@ class DealMachine:
 
     def fallback(self, seat: int) -> Action:
         """The deterministic legal answer the referee plays on a timeout or fault."""
+        return self.fallback_basis(seat).answer()
+
+    def fallback_basis(self, seat: int) -> FallbackBasis:
+        """What ``seat``'s fallback depends on, frozen now: it holds nothing of the
+        machine, so it can travel with a request and never goes stale."""
         decision = self._pending_for(seat)
-        hand = self.hands[seat]
-        if decision.kind is Kind.BID:
-            return PASS
-        order = self._order()
-        if decision.kind is Kind.BURY:
-            return tuple(fallback_bury(hand, decision.count, order))
-        if not decision.lead:
-            return tuple(fallback_lead(hand, order))
-        return tuple(legal_follow(decision.lead, hand, order, lead_units=self.lead_units))
+        order = self._order() if decision.kind is not Kind.BID else None
+        return FallbackBasis(decision, tuple(self.hands[seat]), order, tuple(self.lead_units))
 
     def penalize(self, team: int, points: int, reason: str) -> list[Event]:
         """Charge ``points`` against ``team`` (a referee penalty, settled at deal end)."""

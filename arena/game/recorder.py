@@ -1,8 +1,8 @@
 """What a match driver tells a match record, without knowing how records are written.
 
 The record format and its writer live in :mod:`arena.records` (docs/records.md); this
-module only names the calls, so that ``arena.game`` (and :func:`~arena.game.play_match`)
-can feed a record while staying pure: no I/O here, the recorder does it.
+module only names the calls, so that the referee core can feed a record through
+``arena.game`` while it stays pure: no I/O here, the recorder does it.
 
 A driver calls, in the order things happen:
 
@@ -17,17 +17,16 @@ A driver calls, in the order things happen:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from arena.game.events import Action, DealStarted, Event, MatchEnded
+from arena.game.events import DealStarted, Event, MatchEnded
 from arena.game.match import MatchMachine
-from arena.rules import Card, codes
+from arena.rules import Card
 
 
 class FaultNote(Protocol):
-    """A fault as a record needs it: ``arena.referee.Fault`` and :class:`AnswerFault` fit.
+    """A fault as a record needs it (``arena.referee.Fault`` fits).
 
     ``kind`` is one of ``timeout``, ``illegal_action``, ``malformed``,
     ``unknown_sequence``, ``disconnected``; ``to_dict`` is its footer entry.
@@ -61,38 +60,12 @@ class Recorder(EventSink, Protocol):
         requested_at_ms: float,
         latency_ms: float,
         fault: FaultNote | None,
+        absent: bool = False,
     ) -> None: ...
     def penalty(self, team: int, points: int, reason: str) -> None: ...
     def forfeit(self, team: int, reason: str) -> None: ...
     def cancel(self, reason: str) -> None: ...
     def close(self, result: MatchEnded, faults: Sequence[FaultNote]) -> None: ...
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class AnswerFault:
-    """A fault as :func:`~arena.game.play_match` records it (the same footer keys as the
-    referee's ``Fault``): the bot's answer was refused and the fallback played."""
-
-    seat: int
-    kind: str
-    reason: str
-    deal: int
-    trick: int
-    seq: int
-    penalty_points: int = 0
-    played: Action = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "seat": self.seat,
-            "kind": self.kind,
-            "reason": self.reason,
-            "deal": self.deal,
-            "trick": self.trick,
-            "seq": self.seq,
-            "penalty_points": self.penalty_points,
-            "played": codes(self.played),
-        }
 
 
 class RecordFeed:
@@ -134,4 +107,4 @@ class RecordFeed:
         return len(events)  # pragma: no cover - every deck comes with its deal_started
 
 
-__all__ = ["AnswerFault", "EventSink", "FaultNote", "RecordFeed", "Recorder"]
+__all__ = ["EventSink", "FaultNote", "RecordFeed", "Recorder"]

@@ -12,33 +12,37 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from arena.game.events import Action, DealStarted, Decision, Event
+from arena.game.fallback import FallbackBasis
 from arena.game.match import MatchMachine
 from arena.game.views import SeatView, indexed_seat_events, seat_view
 from arena.rules import RuleSet
 
 
 class Request:
-    """One decision put to one seat.
+    """One decision put to one seat: everything in it is that seat's own.
 
-    ``fallback`` is computed on first use (most answers are legal and never need it);
-    it stays valid until the decision is answered.
+    It holds no reference to the match: ``view`` and ``events`` are redacted copies,
+    and ``fallback`` is computed on first use (most answers are legal and never need
+    it) from a frozen :class:`~arena.game.fallback.FallbackBasis`, so it stays what it was
+    when the request was made, whatever the match does since.
     """
 
-    __slots__ = ("_fallback", "_match", "decision", "event_indices", "events", "rules", "view")
+    __slots__ = ("_basis", "_fallback", "decision", "event_indices", "events", "rules", "view")
 
     def __init__(
         self,
         decision: Decision,
         view: SeatView,
         events: Sequence[tuple[int, Event]],
-        match: MatchMachine,
+        rules: RuleSet,
+        basis: FallbackBasis,
     ) -> None:
         self.decision = decision
         self.view = view
         self.events = tuple(e for _, e in events)  # redacted, since this seat's last request
         self.event_indices = tuple(i for i, _ in events)  # their indices in the match
-        self.rules: RuleSet = match.rules
-        self._match = match
+        self.rules = rules
+        self._basis = basis
         self._fallback: Action | None = None
 
     @property
@@ -48,7 +52,7 @@ class Request:
     @property
     def fallback(self) -> Action:
         if self._fallback is None:
-            self._fallback = self._match.fallback(self.decision.seat)
+            self._fallback = self._basis.answer()
         return self._fallback
 
 
@@ -72,7 +76,9 @@ class SeatFeed:
         events = self.match.events
         new = indexed_seat_events(events[self._cursor[seat] :], seat, self._cursor[seat])
         self._cursor[seat] = len(events)
-        return Request(decision, seat_view(self.match, seat), new, self.match)
+        match = self.match
+        basis = match.deal.fallback_basis(seat)
+        return Request(decision, seat_view(match, seat), new, match.rules, basis)
 
     def catch_up(self, seat: int) -> list[tuple[int, Event]]:
         """The events ``seat`` has not been sent yet, with their indices (at the end)."""

@@ -16,7 +16,7 @@ from arena.records.lines import (
 )
 from arena.records.reader import Line, Record, parse_record, read_record
 from arena.records.replay import VerifyResult, verify
-from arena.records.resume import Restored, reopen, restore
+from arena.records.resume import reopen
 from arena.records.summary import DealFault, DealRecord, TrickRecord
 from arena.records.writer import NullRecorder, RecordWriter
 
@@ -38,13 +38,11 @@ __all__ = [
     "RecordError",
     "RecordHeader",
     "RecordWriter",
-    "Restored",
     "SeatRecord",
     "TrickRecord",
     "VerifyResult",
     "parse_record",
     "read_record",
     "reopen",
-    "restore",
     "verify",
 ]

@@ -23,7 +23,7 @@ from arena.rules import Card, Rank, RuleSet, codes, parse_cards
 T = TypeVar("T")
 
 FORMAT: Final = "arena-record"
-VERSION: Final = 2  # 2: the deal_revealed event
+VERSION: Final = 2  # 2: the deal_revealed event, the "absent" verdict
 
 
 class RecordError(ArenaError, ValueError):

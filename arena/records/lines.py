@@ -43,13 +43,17 @@ class AnswerLine:
     played: tuple[Card, ...]
     requested_at_ms: float
     latency_ms: float
-    verdict: str  # "accepted" or "fault"
+    verdict: str  # "accepted", "fault", or "absent" (away, its disconnection charged)
     fault_kind: str | None = None
     fault_reason: str | None = None
 
     @property
     def fault(self) -> bool:
         return self.verdict == "fault"
+
+    @property
+    def absent(self) -> bool:
+        return self.verdict == "absent"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -105,9 +109,9 @@ def _answer(d: Mapping[str, Any], n: int) -> AnswerLine:
     if "fault" not in d:
         raise RecordError("missing 'fault'")
     fault = d["fault"]
-    if verdict not in ("accepted", "fault"):
-        raise RecordError(f"verdict {verdict!r} is not accepted or fault")
-    if (fault is None) != (verdict == "accepted"):
+    if verdict not in ("accepted", "fault", "absent"):
+        raise RecordError(f"verdict {verdict!r} is not accepted, fault or absent")
+    if (fault is None) == (verdict == "fault"):
         raise RecordError(f"a {verdict} answer {'with' if fault else 'without'} a fault")
     fault_kind = fault_reason = None
     if fault is not None:

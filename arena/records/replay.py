@@ -171,15 +171,17 @@ def _check_answer(a: AnswerLine, match: MatchMachine) -> None:
         raise Divergence(
             a.n, f"seat {a.seat} answered a {a.kind.value}, but was asked to {decision.kind.value}"
         )
-    if not a.fault:
+    if not a.fault and not a.absent:
         if a.sent is None or tuple(a.sent) != tuple(a.played):
             raise Divergence(a.n, "an accepted answer whose played cards differ from those sent")
         return
+    if a.absent and a.sent is not None:
+        raise Divergence(a.n, "an absent seat's answer with cards sent")
     fallback = match.fallback(a.seat)
     if tuple(a.played) != tuple(fallback):
         raise Divergence(
             a.n,
-            f"a fault played [{format_cards(a.played)}], not the fallback "
+            f"a {a.verdict} answer played [{format_cards(a.played)}], not the fallback "
             f"[{format_cards(fallback)}]",
         )
     sent = a.sent

@@ -115,9 +115,11 @@ class RecordWriter:
         requested_at_ms: float = 0.0,
         latency_ms: float = 0.0,
         fault: FaultNote | None = None,
+        absent: bool = False,
     ) -> None:
         """One answer fed to the machine: what the seat sent (``None``: nothing usable),
-        what was played (its answer, or the fallback on a ``fault``), and when."""
+        what was played (its answer, or the fallback on a ``fault``, or while the seat
+        is ``absent`` after its disconnection was charged), and when."""
         line: dict[str, Any] = {
             "type": "answer",
             "seat": seat,
@@ -127,7 +129,7 @@ class RecordWriter:
             "played": codes(played),
             "requested_at_ms": requested_at_ms,
             "latency_ms": latency_ms,
-            "verdict": "accepted" if fault is None else "fault",
+            "verdict": "fault" if fault is not None else "absent" if absent else "accepted",
             "fault": None if fault is None else {"kind": str(fault.kind), "reason": fault.reason},
         }
         self._write([line])
@@ -243,6 +245,7 @@ class NullRecorder:
         requested_at_ms: float = 0.0,
         latency_ms: float = 0.0,
         fault: FaultNote | None = None,
+        absent: bool = False,
     ) -> None:
         pass
 

@@ -27,14 +27,15 @@ class BotError(ArenaError):
         super().__init__(reason)
         self.kind = kind
         self.reason = reason
-        self.charge = charge  # False: already charged once (a seat still disconnected)
+        self.charge = charge  # False: a seat still away, its absence already charged
 
 
 class BotGone(BotError):
     """The seat is disconnected and did not come back within the grace period.
 
-    Only the first decision of a disconnection is charged as a fault; later ones are
-    played by fallback and recorded, uncharged, until the bot reconnects.
+    Only the first decision of a disconnection is a fault; later ones (``charge=False``)
+    are played by fallback and recorded with the verdict ``absent``, no fault, until the
+    bot reconnects.
     """
 
     def __init__(self, reason: str = "disconnected", charge: bool = True) -> None:
@@ -51,7 +52,7 @@ class Fault:
     seq: int
     penalty_points: int
     played: Action
-    charged: bool = True
+    charged: bool = True  # always, now: a seat still away is "absent", not a fault
 
     def __post_init__(self) -> None:  # a 40,000-card play must not make a 120 kB reason
         object.__setattr__(self, "reason", clip(self.reason, MAX_REASON))

@@ -23,8 +23,9 @@ import trio
 
 from arena.errors import ArenaError, ProtocolError
 from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder
-from arena.records import Restored, read_record, reopen, restore
-from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, Resume, Seat, TimeControl
+from arena.records import read_record
+from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, Seat, TimeControl
+from arena.referee.resume import Restored, policy_of, restore, time_control_of
 from arena.rules import RuleSet
 from arena.server import convert, seating
 from arena.server.archive import live_info
@@ -79,6 +80,7 @@ class HostedMatch:
     state: MatchState = MatchState.WAITING
     token_hashes: list[str] = dataclasses.field(default_factory=list)
     restored: Restored | None = None
+    cancel_reason: str = "cancelled"
     referee: Referee | None = None
     report: MatchReport | None = None
     error: str = ""
@@ -102,14 +104,6 @@ class HostedMatch:
 
 
 RecorderFactory = Callable[[HostedMatch], tuple[Recorder | None, str]]
-
-
-def _policy_args(policy: Any) -> dict[str, Any]:
-    return {
-        "kind": str(policy.get("kind", "lenient")),
-        "penalty_points": int(policy.get("penalty_points", 10)),
-        "max_faults": int(policy.get("max_faults", 10)),
-    }
 
 
 class MatchHost:
@@ -177,12 +171,11 @@ class MatchHost:
         restored = restore(record)
         header = record.header
         assert header is not None
-        policy = FaultPolicy.parse(**_policy_args(header.policy))
         spec = MatchSpec(
             rules=header.rules,
             seed=header.seed,
-            time_control=TimeControl(**{k: int(v) for k, v in header.time_control.items()}),
-            policy=policy,
+            time_control=time_control_of(header),
+            policy=policy_of(header),
             seat_names=tuple(seat.name for seat in header.seats),
             stacked={d: tuple(c) for d, c in header.stacked.items()},
         )
@@ -197,6 +190,7 @@ class MatchHost:
                 spec.time_control.grace_ms,
                 self._welcomer(hosted, seat),
                 resumed=True,
+                away=restored.core.tally.absent[seat],
             )
             remote.name, remote.version = info.name, info.version
             hosted.seats.append(remote)
@@ -209,7 +203,7 @@ class MatchHost:
             match_id=hosted.id,
             record=str(path),
             seq=restored.seq,
-            deal=restored.match.deal.deal,
+            deal=restored.core.match.deal.deal,
         )
         return hosted
 
@@ -227,6 +221,9 @@ class MatchHost:
         hosted = self.get(match_id)
         if hosted.state in (MatchState.WAITING, MatchState.RUNNING):
             log.info("match_cancel_requested", match_id=match_id, reason=reason)
+            hosted.cancel_reason = reason
+            if hosted.referee is not None:
+                hosted.referee.cancel_reason = reason  # recorded as the cancel's reason
             hosted.scope.cancel()
         return hosted
 
@@ -335,13 +332,9 @@ class MatchHost:
             log.warning("seats_missing_at_start", seats=missing)
         if hosted.restored is not None or not spec.missing_forfeits:
             missing = []  # a resumed match goes on; absent seats are faulted
-        recorder: Recorder | None = None
-        resume: Resume | None = None
-        if hosted.restored is not None:
-            done = hosted.restored
-            recorder = reopen(done.record)
-            resume = Resume(done.match, done.seq, done.team_faults, done.bank_used_ms, done.written)
-        elif self.recorder_factory is not None:
+        recorder: Recorder | None = None  # a restored match: the core its record rebuilt
+        resume = hosted.restored.resume() if hosted.restored is not None else None
+        if resume is None and self.recorder_factory is not None:
             recorder, hosted.record = self.recorder_factory(hosted)
         setup = MatchSetup(spec.rules, hosted.seed, dict(spec.stacked))
         hosted.referee = referee = Referee(
@@ -367,7 +360,9 @@ class MatchHost:
 
     async def _finish_cancelled(self, hosted: HostedMatch) -> None:
         start = hosted.spec.rules.start_level
-        result = hosted.result or MatchEnded(None, (start, start), 0, "cancelled")
+        result = hosted.result or MatchEnded(
+            None, (start, start), 0, "cancelled", None, hosted.cancel_reason
+        )
         with trio.move_on_after(2) as scope:
             scope.shield = True
             for seat in hosted.seats:

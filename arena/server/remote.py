@@ -77,7 +77,10 @@ class RemoteSeat:
         grace_ms: int,
         welcome: Callable[[bool], pb.RefereeMessage],
         resumed: bool = False,
+        away: bool = False,
     ) -> None:
+        """``away``: a restored match's seat whose disconnection the record already
+        charged; until it comes back, its decisions are played by fallback, uncharged."""
         self.seat = seat
         self.match_id = match_id
         self.name = f"seat{seat}"
@@ -89,7 +92,7 @@ class RemoteSeat:
         self.conn: Connection | None = None
         self.ever_connected = trio.Event()
         self.disconnected_at: float | None = None
-        self._absent_reported = False
+        self._absent_reported = away
         self._send_in, self._inbox = trio.open_memory_channel[Inbound](math.inf)
         self._pending: tuple[int, pb.RefereeMessage] | None = None
         self.late_answers = 0

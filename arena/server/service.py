@@ -295,7 +295,14 @@ class MatchesService(pb_grpc.MatchesServicer):
         return await self._info(request.match_id, context, cancel=False)
 
     async def Cancel(self, request: pb.CancelMatchRequest, context: Ctx) -> pb.MatchInfo:
-        return await self._info(request.match_id, context, cancel=True, reason=request.reason)
+        """Cancel, then answer with the final state (the match stops at its next await)."""
+        info = await self._info(request.match_id, context, cancel=True, reason=request.reason)
+        for _ in range(500):  # at most ~10 s
+            if info.state not in (pb.WAITING, pb.RUNNING):
+                break
+            await asyncio.sleep(0.02)
+            info = await self._info(request.match_id, context, cancel=False)
+        return info
 
     async def _info(
         self, match_id: str, context: Ctx, cancel: bool, reason: str = ""

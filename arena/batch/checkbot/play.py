@@ -158,14 +158,12 @@ async def play_scenario(command: str | Bot, result: ScenarioResult, options: Che
     for pos in positions.values():
         reached.update(pos.situations)
     result.reached = [s for s in SITUATIONS if s in reached]
-    charged = set()
     for fault in referee.faults:
         if fault.seat != seat:
             result.other_faults.append(
                 f"seat {fault.seat} (built-in) {fault.kind.value}: {fault.reason}"
             )
             continue
-        charged.add(fault.seq)
         answer = answers.get(fault.seq)
         result.faults.append(
             FaultReport(
@@ -180,7 +178,7 @@ async def play_scenario(command: str | Bot, result: ScenarioResult, options: Che
                 positions.get(fault.seq),
             )
         )
-    result.uncharged = sum(1 for a in answers.values() if a.fault and a.seq not in charged)
+    result.uncharged = sum(1 for a in answers.values() if a.absent)
 
 
 async def _host(

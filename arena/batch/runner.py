@@ -16,11 +16,14 @@ import shlex
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
 import trio
 
+from arena.batch.sandbox import SandboxLimits
+from arena.batch.sandbox.seat import open_socket, referee_socket, run_sandboxed_seat
 from arena.bots import BUILTIN, make_bot
 from arena.game import Bot, MatchSetup
 from arena.records import RecordHeader, RecordWriter, SeatRecord
@@ -31,12 +34,17 @@ from arena.server.host import HostedMatch, MatchSpec, MatchState
 from arena.server.recording import record_factory
 
 
+SANDBOX_PREFIX = "sandbox:"  # --bot 'sandbox:CMD': this bot runs in the sandbox
+
+
 @dataclasses.dataclass(frozen=True)
 class BotSpec:
-    """A bot by name: ``builtin:NAME`` or a shell command run as a subprocess."""
+    """A bot by name: ``builtin:NAME`` or a shell command run as a subprocess (in the
+    sandbox if ``sandboxed``: ``sandbox:CMD``, or every command bot with ``--sandbox``)."""
 
     name: str
     command: str
+    sandboxed: bool = False
 
     @property
     def builtin(self) -> str | None:
@@ -46,11 +54,18 @@ class BotSpec:
 
     @classmethod
     def parse(cls, text: str) -> BotSpec:
-        """``NAME=CMD`` or just ``CMD`` (the name is then derived from the command)."""
+        """``NAME=CMD`` or just ``CMD`` (the name is then derived from the command); CMD
+        may start with ``sandbox:``."""
         name, sep, command = text.partition("=")
-        if sep and name and " " not in name and not name.startswith("builtin:"):
-            return cls(name, command)
-        return cls(bot_name(text), text)
+        if sep and name and " " not in name and not name.startswith(("builtin:", "sandbox:")):
+            return cls.sandbox_prefixed(name, command)
+        return cls.sandbox_prefixed(bot_name(text), text)
+
+    @classmethod
+    def sandbox_prefixed(cls, name: str, command: str) -> BotSpec:
+        if command.startswith(SANDBOX_PREFIX):
+            return cls(name, command.removeprefix(SANDBOX_PREFIX).strip(), True)
+        return cls(name, command)
 
     def check(self) -> None:
         if self.builtin is not None and self.builtin not in BUILTIN:
@@ -58,12 +73,12 @@ class BotSpec:
 
 
 def bot_name(command: str) -> str:
-    """A short name for a bot command: its script's name (``random_bot`` for
+    """A short name for a bot command (``sandbox:`` aside): its script's name (``random_bot`` for
     ``python sample_bots/random_bot.py``), or the script's folder when the script has a
     generic name (``node`` for ``node sample_bots/node/bot.js``)."""
     if command.startswith("builtin:"):
         return command
-    words = shlex.split(command)
+    words = shlex.split(command.removeprefix(SANDBOX_PREFIX))
     scripts = [w for w in words if w.endswith((".py", ".js", ".rb", ".jar", ".exe"))]
     if not scripts:
         scripts = [w for w in words[:1] if "/" in w] or words[:1]
@@ -86,6 +101,7 @@ class MatchJob:
     record: str | None = None
     pairing: int = 0  # duplicate: 0 as given, 1 with the partnerships swapped
     stacked: Mapping[int, Sequence[str]] = dataclasses.field(default_factory=dict)
+    sandbox: SandboxLimits | None = None  # limits of the sandboxed bots (default ones)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,7 +184,9 @@ async def _play_job(job: MatchJob, started: float) -> MatchSummary:
         },
         stacked=dict(stacked),
     )
-    hosted = await play_hosted(spec, [b.command for b in job.bots], job.record)
+    limits = job.sandbox or SandboxLimits()
+    sandboxed = {i: limits for i, b in enumerate(job.bots) if b.sandboxed and not b.builtin}
+    hosted = await play_hosted(spec, [b.command for b in job.bots], job.record, None, sandboxed)
     return _summary(job, names, hosted.state.value, hosted.referee, started, hosted.error)
 
 
@@ -205,18 +223,49 @@ def _fault_dict(fault: Fault) -> dict[str, Any]:
 
 
 async def play_hosted(
-    spec: MatchSpec, commands: Sequence[str], record: str | None, logs: Path | None = None
+    spec: MatchSpec,
+    commands: Sequence[str],
+    record: str | None,
+    logs: Path | None = None,
+    sandboxed: Mapping[int, SandboxLimits] | None = None,
 ) -> HostedMatch:
     """Serve one match on a free loopback port and run its command seats as subprocesses
-    (with ``ARENA_SERVER`` and ``ARENA_TOKEN``); returns when the match is over."""
-    async with open_arena_server(recorder_factory=record_factory(record)) as server:
+    (with ``ARENA_SERVER`` and ``ARENA_TOKEN``); returns when the match is over. The
+    seats of ``sandboxed`` run in the sandbox, under their limits, and reach the server
+    through a Unix socket."""
+    if sandboxed:
+        with referee_socket() as socket:
+            return await _play_hosted(spec, commands, record, logs, sandboxed, socket)
+    return await _play_hosted(spec, commands, record, logs, {}, "")
+
+
+async def _play_hosted(
+    spec: MatchSpec,
+    commands: Sequence[str],
+    record: str | None,
+    logs: Path | None,
+    sandboxed: Mapping[int, SandboxLimits],
+    socket: str,
+) -> HostedMatch:
+    extra = (f"unix:{socket}",) if socket else ()
+    factory = record_factory(record)
+    async with open_arena_server(recorder_factory=factory, extra_addresses=extra) as server:
+        if socket:
+            open_socket(socket)
         hosted = server.host.create(spec)
         # next to the record (``hosted.record`` is only set once the match starts)
         folder = logs or (Path(record).parent if record else Path("records"))
         async with trio.open_nursery() as nursery:
             for seat, cmd in enumerate(commands):
                 token = hosted.tokens[seat]
-                if token is not None:
+                log = folder / f"{hosted.id}.seat{seat}.log"
+                if token is not None and seat in sandboxed:
+                    hidden = (folder, Path(record).parent if record else folder)
+                    nursery.start_soon(partial(
+                        run_sandboxed_seat, cmd, socket, token, seat, log, hosted,
+                        sandboxed[seat], hidden,
+                    ))  # fmt: skip
+                elif token is not None:
                     nursery.start_soon(
                         run_bot_process,
                         cmd,

@@ -16,8 +16,19 @@ from typing import Any
 import trio
 
 from arena.batch.runner import BotSpec, bot_name, local_bots, play_hosted
+from arena.batch.sandbox import SandboxLimits, SandboxUnavailable
 from arena.cli.logs import add_logging_options, configure_logging
-from arena.cli.options import add_clock, add_policy, add_rules, clock_of, policy_of, rules_of
+from arena.cli.options import (
+    add_clock,
+    add_policy,
+    add_rules,
+    add_sandbox,
+    clock_of,
+    policy_of,
+    rules_of,
+    sandbox_of,
+    sandboxed_bots,
+)
 from arena.errors import ArenaError
 from arena.server.host import HostedMatch, MatchSpec, MatchState
 
@@ -36,7 +47,8 @@ def register(sub: Any) -> None:
         action="append",
         default=[],
         metavar="CMD",
-        help="a bot command for the next seat (4 in all), or builtin:random|greedy",
+        help="a bot command for the next seat (4 in all), or builtin:random|greedy; "
+        "sandbox:CMD runs that one in the sandbox",
     )
     p.add_argument("--seed", type=int, default=None, help="match seed (default: random)")
     add_rules(p, deals_help="stop after K deals (default: play until a team wins at A)")
@@ -55,6 +67,7 @@ def register(sub: Any) -> None:
         metavar="S",
         help="how long to wait for the bots to connect (default 30)",
     )
+    add_sandbox(p)
     add_logging_options(p)
     p.set_defaults(func=run)
 
@@ -65,9 +78,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"arena match: give exactly four --bot (got {len(args.bot)})", file=sys.stderr)
         return 2
     try:
-        bots = [BotSpec(bot_name(cmd), cmd) for cmd in args.bot]
+        bots = [BotSpec.sandbox_prefixed(bot_name(cmd), cmd) for cmd in args.bot]
         for bot in bots:
             bot.check()
+        bots = sandboxed_bots(bots, args)
+        limits = sandbox_of(args)
         spec = MatchSpec(
             rules=rules_of(args),
             seed=args.seed,
@@ -77,16 +92,22 @@ def run(args: argparse.Namespace) -> int:
             seat_names=tuple(b.name for b in bots),
             connect_timeout=args.connect_timeout,
         )
-    except (ArenaError, ValueError) as exc:
+    except (ArenaError, ValueError, SandboxUnavailable) as exc:
         print(f"arena match: {exc}", file=sys.stderr)
         return 2
-    hosted = trio.run(_play, spec, args.bot, args.record)
+    sandboxed = {i: limits for i, b in enumerate(bots) if b.sandboxed and not b.builtin}
+    hosted = trio.run(_play, spec, [b.command for b in bots], args.record, sandboxed)
     _print_result(hosted)
+    if sandboxed:
+        seats = ", ".join(map(str, sorted(sandboxed)))
+        print(f"sandboxed seats {seats}: {limits.describe()}")
     return 0 if hosted.state is MatchState.FINISHED else 1
 
 
-async def _play(spec: MatchSpec, commands: list[str], record: str | None) -> HostedMatch:
-    return await play_hosted(spec, commands, record)
+async def _play(
+    spec: MatchSpec, commands: list[str], record: str | None, sandboxed: dict[int, SandboxLimits]
+) -> HostedMatch:
+    return await play_hosted(spec, commands, record, None, sandboxed)
 
 
 def _print_result(hosted: HostedMatch) -> None:

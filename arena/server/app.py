@@ -33,11 +33,13 @@ async def open_arena_server(
     address: str = "127.0.0.1:0",
     recorder_factory: RecorderFactory | None = None,
     before_listening: Callable[[MatchHost], object] | None = None,
+    extra_addresses: tuple[str, ...] = (),
 ) -> AsyncIterator[ArenaServer]:
     """Serve the Arena and Matches services for an ``async with`` block.
 
     ``before_listening(host)`` runs before the port opens (``arena serve`` restores
-    crashed matches there, so a returning bot never meets an unknown token). Matches
+    crashed matches there, so a returning bot never meets an unknown token).
+    ``extra_addresses`` are listened on too (a ``unix:`` socket for sandboxed bots). Matches
     still running when the block ends are cancelled (and recorded as such).
     """
     async with trio.open_nursery() as nursery:
@@ -49,7 +51,9 @@ async def open_arena_server(
             partial(pb_grpc.add_ArenaServicer_to_server, ArenaService(host, token)),
             partial(pb_grpc.add_MatchesServicer_to_server, MatchesService(host, token)),
         ]
-        config = GrpcServerConfig(address=address, service_names=SERVICES)
+        config = GrpcServerConfig(
+            address=address, service_names=SERVICES, extra_addresses=extra_addresses
+        )
         async with open_grpc_server(registrations, config) as grpc_thread:
             try:
                 yield ArenaServer(host, grpc_thread)

@@ -53,6 +53,9 @@ class GrpcServerConfig:
     """How to run the embedded server. Durations in seconds."""
 
     address: str = "127.0.0.1:0"  # port 0: a free port, see GrpcThread.port
+    # More addresses to listen on too, e.g. ``unix:/path/arena.sock`` for sandboxed bots
+    # (which have no network, only that socket: docs/sandbox.md).
+    extra_addresses: tuple[str, ...] = ()
     # Full names of the registered services ("arena.v1.Arena"): each is reported
     # SERVING by health checking and listed by reflection.
     service_names: tuple[str, ...] = ()
@@ -216,6 +219,8 @@ class GrpcThread:
             [*config.service_names, _HEALTH_SERVICE, reflection.SERVICE_NAME], server
         )
         port = server.add_insecure_port(config.address)
+        for extra in config.extra_addresses:
+            server.add_insecure_port(extra)
         await server.start()
         self._port, self._running = port, True
         self._ready.set()

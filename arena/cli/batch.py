@@ -31,12 +31,16 @@ from arena.cli.options import (
     add_clock,
     add_policy,
     add_rules,
+    add_sandbox,
     add_workers,
     clock_of,
     policy_of,
     rules_of,
+    sandbox_of,
+    sandboxed_bots,
 )
 from arena.cli.progress import Progress
+from arena.batch.sandbox import SandboxUnavailable
 from arena.errors import ArenaError
 
 
@@ -54,7 +58,8 @@ def register(sub: Any) -> None:
         action="append",
         default=[],
         metavar="[NAME=]CMD",
-        help="a bot for the next seat (4 in all): builtin:NAME or a command",
+        help="a bot for the next seat (4 in all): builtin:NAME or a command "
+        "(sandbox:CMD runs that one in the sandbox)",
     )
     p.add_argument(
         "--matches",
@@ -78,6 +83,7 @@ def register(sub: Any) -> None:
     add_clock(p)
     add_policy(p)
     add_workers(p)
+    add_sandbox(p)
     p.set_defaults(func=run)
 
 
@@ -87,6 +93,8 @@ def build_jobs(args: argparse.Namespace, out: Path) -> list[MatchJob]:
         raise ArenaError(f"give exactly four --bot (got {len(bots_list)})")
     for bot in bots_list:
         bot.check()
+    bots_list = sandboxed_bots(bots_list, args)
+    limits = sandbox_of(args)
     bots = (bots_list[0], bots_list[1], bots_list[2], bots_list[3])
     rules = rules_of(args)
     tc = clock_of(args)
@@ -99,8 +107,9 @@ def build_jobs(args: argparse.Namespace, out: Path) -> list[MatchJob]:
             record = out / f"match-{i:05d}{'-b' if pairing else ''}.jsonl"
             jobs.append(
                 MatchJob(
-                    i, args.seed + i, seating, rules.to_mapping(), tc, policy, str(record), pairing
-                )
+                    i, args.seed + i, seating, rules.to_mapping(), tc, policy, str(record), pairing,
+                    sandbox=limits,
+                )  # fmt: skip
             )
     return jobs
 
@@ -115,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out or f"records/batch-{time.strftime('%Y%m%d-%H%M%S')}")
     try:
         jobs = build_jobs(args, out)
-    except (ArenaError, ValueError) as exc:
+    except (ArenaError, ValueError, SandboxUnavailable) as exc:
         print(f"arena batch: {exc}", file=sys.stderr)
         return 2
     out.mkdir(parents=True, exist_ok=True)

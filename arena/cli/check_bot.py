@@ -32,7 +32,8 @@ from arena.batch.checkbot import (
     stacked_scenarios,
 )
 from arena.cli.logs import configure_logging
-from arena.cli.options import add_clock
+from arena.batch.sandbox import SandboxUnavailable, require
+from arena.cli.options import add_clock, add_sandbox, sandbox_of
 from arena.cli.progress import Progress
 
 
@@ -111,6 +112,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--json", action="store_true", help="print the summary as one JSON object, nothing else"
     )
+    add_sandbox(p)
     p.set_defaults(func=run)
 
 
@@ -159,6 +161,14 @@ def run(args: argparse.Namespace) -> int:
         scenarios = [s for s in scenarios if s.name in args.scenario]
     if not scenarios:
         return _usage("no scenario to play (--no-stacked with --matches 0)")
+    sandboxed = args.sandbox or args.command.startswith("sandbox:")
+    command = args.command.removeprefix("sandbox:").strip()
+    try:
+        limits = sandbox_of(args) if sandboxed and not command.startswith("builtin:") else None
+        if limits is not None:
+            require()
+    except (ValueError, SandboxUnavailable) as exc:
+        return _usage(str(exc))
     out = Path(args.out or f"records/check-bot-{time.strftime('%Y%m%d-%H%M%S')}")
     out.mkdir(parents=True, exist_ok=True)
     parallel = args.parallel or min(4, default_parallel())
@@ -171,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
         parallel=parallel,
         out=out,
         fail_fast=args.fail_fast,
+        sandbox=limits,
     )
     with Progress(len(scenarios), "scenarios") as bar:
         failed = 0
@@ -180,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
             failed += result.status != "pass"
             bar.advance(note=f"{result.scenario.name} {result.status}; not passed {failed}")
 
-        report = check_bot(args.command, scenarios, options, on_result, quiet_logging)
+        report = check_bot(command, scenarios, options, on_result, quiet_logging)
     if args.junit:
         path = Path(args.junit)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ against each other bot when they sat on opposing teams. See docs/batch.md.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -25,12 +26,16 @@ from arena.cli.options import (
     add_clock,
     add_policy,
     add_rules,
+    add_sandbox,
     add_workers,
     clock_of,
     policy_of,
     rules_of,
+    sandbox_of,
+    sandboxed_bots,
 )
 from arena.cli.progress import Progress
+from arena.batch.sandbox import SandboxUnavailable
 from arena.errors import ArenaError
 
 
@@ -48,7 +53,8 @@ def register(sub: Any) -> None:
         action="append",
         default=[],
         metavar="NAME=CMD",
-        help="a bot (two or more, distinct names): builtin:NAME or a command",
+        help="a bot (two or more, distinct names): builtin:NAME or a command "
+        "(sandbox:CMD runs that one in the sandbox)",
     )
     p.add_argument("--rounds", type=int, default=10, help="rounds per pairing (default 10)")
     p.add_argument("--seed", type=int, default=0, help="seed of the first round (default 0)")
@@ -68,6 +74,7 @@ def register(sub: Any) -> None:
     add_clock(p)
     add_policy(p)
     add_workers(p)
+    add_sandbox(p)
     p.set_defaults(func=run)
 
 
@@ -78,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
         bots = [BotSpec.parse(b) for b in args.bot]
         for bot in bots:
             bot.check()
+        bots = sandboxed_bots(bots, args)
+        limits = sandbox_of(args)
         rules = rules_of(args)
         plan, jobs = build_jobs(
             bots,
@@ -89,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
             time_control=clock_of(args),
             policy=policy_of(args),
         )
-    except (ArenaError, ValueError) as exc:
+        jobs = [dataclasses.replace(job, sandbox=limits) for job in jobs]
+    except (ArenaError, ValueError, SandboxUnavailable) as exc:
         print(f"arena tournament: {exc}", file=sys.stderr)
         return 2
     out.mkdir(parents=True, exist_ok=True)

@@ -115,9 +115,25 @@ def _clean_match(record: Path) -> subprocess.Popen[str]:
         str(cpp) if cpp.is_file() else f"{py} {ROOT / 'sample_bots/greedy_bot.py'}",
         f"{py} {ROOT / 'sample_bots/greedy_bot.py'}",
     ]
-    argv = [py, "-m", "arena.cli.main", "match", "--seed", "5", "--deals", "2", "--sandbox",
-            "--sandbox-ro", str(ROOT / "proto"), "--record", str(record), "--time-bank", "10000",
-            "--penalty", "0"]
+    argv = [
+        py,
+        "-m",
+        "arena.cli.main",
+        "match",
+        "--seed",
+        "5",
+        "--deals",
+        "2",
+        "--sandbox",
+        "--sandbox-ro",
+        str(ROOT / "proto"),
+        "--record",
+        str(record),
+        "--time-bank",
+        "10000",
+        "--penalty",
+        "0",
+    ]
     for bot in bots:
         argv += ["--bot", bot]
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -125,10 +141,29 @@ def _clean_match(record: Path) -> subprocess.Popen[str]:
 
 def _check_bot(bots: Path, out: Path, junit: Path) -> subprocess.Popen[str]:
     """``arena check-bot --sandbox`` on the memory hog: one random match."""
-    argv = [sys.executable, "-m", "arena.cli.main", "check-bot",
-            f"{sys.executable} {bots / 'sandboxed.py'} memory", "--sandbox",
-            "--sandbox-memory", "256M", "--no-stacked", "--matches", "1", "--deals", "1",
-            "--parallel", "1", "--time-bank", "3000", "--out", str(out), "--junit", str(junit)]
+    argv = [
+        sys.executable,
+        "-m",
+        "arena.cli.main",
+        "check-bot",
+        f"{sys.executable} {bots / 'sandboxed.py'} memory",
+        "--sandbox",
+        "--sandbox-memory",
+        "256M",
+        "--no-stacked",
+        "--matches",
+        "1",
+        "--deals",
+        "1",
+        "--parallel",
+        "1",
+        "--time-bank",
+        "3000",
+        "--out",
+        str(out),
+        "--junit",
+        str(junit),
+    ]
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

@@ -33,7 +33,6 @@ from arena.server.app import open_arena_server
 from arena.server.host import HostedMatch, MatchSpec, MatchState
 from arena.server.recording import record_factory
 
-
 SANDBOX_PREFIX = "sandbox:"  # --bot 'sandbox:CMD': this bot runs in the sandbox
 
 

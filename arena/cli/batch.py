@@ -26,6 +26,7 @@ from arena.batch import (
     run_jobs,
     summarize,
 )
+from arena.batch.sandbox import SandboxUnavailable
 from arena.cli.logs import configure_logging
 from arena.cli.options import (
     add_clock,
@@ -40,7 +41,6 @@ from arena.cli.options import (
     sandboxed_bots,
 )
 from arena.cli.progress import Progress
-from arena.batch.sandbox import SandboxUnavailable
 from arena.errors import ArenaError
 
 
@@ -107,9 +107,16 @@ def build_jobs(args: argparse.Namespace, out: Path) -> list[MatchJob]:
             record = out / f"match-{i:05d}{'-b' if pairing else ''}.jsonl"
             jobs.append(
                 MatchJob(
-                    i, args.seed + i, seating, rules.to_mapping(), tc, policy, str(record), pairing,
+                    i,
+                    args.seed + i,
+                    seating,
+                    rules.to_mapping(),
+                    tc,
+                    policy,
+                    str(record),
+                    pairing,
                     sandbox=limits,
-                )  # fmt: skip
+                )
             )
     return jobs
 

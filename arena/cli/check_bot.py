@@ -31,8 +31,8 @@ from arena.batch.checkbot import (
     scenario_table,
     stacked_scenarios,
 )
-from arena.cli.logs import configure_logging
 from arena.batch.sandbox import SandboxUnavailable, require
+from arena.cli.logs import configure_logging
 from arena.cli.options import add_clock, add_sandbox, sandbox_of
 from arena.cli.progress import Progress
 

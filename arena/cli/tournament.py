@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.batch import BotSpec, MatchSummary, default_parallel, run_jobs, summarize
+from arena.batch.sandbox import SandboxUnavailable
 from arena.batch.tournament import build_jobs, render_tournament, report
 from arena.cli.batch import quiet_logging
 from arena.cli.options import (
@@ -35,7 +36,6 @@ from arena.cli.options import (
     sandboxed_bots,
 )
 from arena.cli.progress import Progress
-from arena.batch.sandbox import SandboxUnavailable
 from arena.errors import ArenaError
 
 

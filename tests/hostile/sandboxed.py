@@ -2,9 +2,10 @@
 
     python tests/hostile/sandboxed.py MODE [ARGS...]
 
-MODE is one of: ``spy PATH...`` (try to read each path, or list it if a folder), ``tcp PORT`` (connect to
-127.0.0.1:PORT, and only there), ``fork N`` (start N sleeping children), ``memory``
-(allocate until stopped), ``cpu`` (spin), ``print MB`` (write MB megabytes to stdout).
+MODE is one of: ``spy PATH...`` (try to read each path, or list it if a folder),
+``tcp PORT`` (connect to 127.0.0.1:PORT, and only there), ``fork N`` (start N sleeping
+children), ``memory`` (allocate until stopped), ``cpu`` (spin), ``print MB`` (write MB
+megabytes to stdout).
 What it saw goes to stdout as one line ``SANDBOX {json}`` (the seat log; the sandbox
 hides the test's report file), before the attack for the attacks that kill it.
 """

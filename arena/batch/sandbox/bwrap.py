@@ -126,9 +126,7 @@ def bwrap_argv(
     return [*args, "--", *inner, *words]
 
 
-def sandbox_env(
-    env: Mapping[str, str], server: str, token: str, seat: int
-) -> dict[str, str]:
+def sandbox_env(env: Mapping[str, str], server: str, token: str, seat: int) -> dict[str, str]:
     """The bot's whole environment: nothing of the referee's but ``PATH`` and the locale
     (no credentials leak in), ``HOME`` and ``TMPDIR`` in the private ``/tmp``."""
     kept = {k: v for k, v in env.items() if k in ("PATH", "LANG", "LC_ALL", "TZ", "TERM")}

@@ -10,6 +10,7 @@ sandbox (the sandbox's init reaps every process in it).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import signal
@@ -101,11 +102,11 @@ class SandboxedProcess:
                         out.flush()
                     if self.written > cap and not self.output_stopped:
                         self.output_stopped = True
-                        out.write(
+                        note = (
                             f"\narena: output limit reached ({format_size(cap)} written to "
                             "stdout/stderr): the rest is not logged and the bot was stopped\n"
-                            .encode()
                         )
+                        out.write(note.encode())
                         self.kill()
         finally:
             self.drained.set()
@@ -113,10 +114,8 @@ class SandboxedProcess:
     def kill(self) -> None:
         """Kill the sandbox: bubblewrap first, its init and every process in it follow."""
         if self.returncode is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
     def ending(self) -> Ending:
         assert self.returncode is not None

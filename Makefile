@@ -63,6 +63,7 @@ bench: setup  ## benchmarks (ratios measured side by side)
 	$(BIN)/python bench/batch.py
 	$(BIN)/python bench/remote.py
 	$(BIN)/python bench/guest_pingpong.py
+	$(BIN)/python bench/sandbox.py
 
 proto: setup  ## regenerate the committed protobuf code from proto/
 	$(BIN)/python -m arena.server.codegen

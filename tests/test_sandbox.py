@@ -5,8 +5,10 @@ all at the same time on 127.0.0.1, each with built-in partners: one reads the re
 folder, the live record and a file outside its folder; one connects to a TCP port the
 test opened on 127.0.0.1; one forks 1,000 children; one allocates memory until stopped;
 one spins the CPU; one prints 100 MB. Meanwhile ``arena match --sandbox`` plays the
-Python and Node sample bots (and the C++ one, when built) in another process, and
-``arena check-bot --sandbox`` checks the memory hog. The module runs all that once;
+Python and Node sample bots (and the C++ one, when built) in another process; another
+``arena match --sandbox`` seats a bot that dies of SIGSEGV; ``arena batch`` seats the
+memory hog as ``sandbox:CMD`` beside an unconfined sample bot; and ``arena check-bot
+--sandbox`` checks the memory hog. The module runs all that once;
 each test checks one part: contained, the fault named after the limit, every match
 finished and its record verified.
 
@@ -64,6 +66,8 @@ class Played:
     clean_record: Path
     check: subprocess.CompletedProcess[str]
     junit: Path
+    segv: subprocess.CompletedProcess[str]
+    batch: subprocess.CompletedProcess[str]
 
     def log(self, mode: str) -> str:
         hosted = self.matches[mode]
@@ -167,6 +171,26 @@ def _check_bot(bots: Path, out: Path, junit: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+def _segv_match(bots: Path, record: Path) -> subprocess.Popen[str]:
+    """``arena match --sandbox`` with a bot that dies of a segmentation fault."""
+    argv = [sys.executable, "-m", "arena.cli.main", "match", "--seed", "9", "--deals", "1",
+            "--sandbox", "--record", str(record), "--penalty", "0",
+            "--bot", "builtin:greedy", "--bot", f"{sys.executable} {bots / 'sandboxed.py'} segv",
+            "--bot", "builtin:random", "--bot", "builtin:greedy"]  # fmt: skip
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _batch(bots: Path, out: Path) -> subprocess.Popen[str]:
+    """``arena batch``: the memory hog as ``sandbox:CMD`` beside an unconfined sample bot."""
+    hog = f"hog=sandbox:{sys.executable} {bots / 'sandboxed.py'} memory"
+    plain = f"plain={sys.executable} {ROOT / 'sample_bots/random_bot.py'}"
+    argv = [sys.executable, "-m", "arena.cli.main", "batch", "--matches", "1", "--deals", "1",
+            "--parallel", "1", "--sandbox-memory", "256M",
+            "--out", str(out), "--json", "--bot", "builtin:greedy", "--bot", hog,
+            "--bot", "builtin:random", "--bot", plain]  # fmt: skip
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
 @pytest.fixture(scope="module")
 def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
     base = tmp_path_factory.mktemp("sandbox")
@@ -192,6 +216,8 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
     junit = base / "check" / "junit.xml"
     clean = _clean_match(clean_record)
     check = _check_bot(bots, base / "check", junit)
+    segv = _segv_match(bots, base / "segv" / "segv.jsonl")
+    batch = _batch(bots, base / "batch")
     paths = {mode: records / f"{mode}.jsonl" for mode in modes}
     matches: dict[str, HostedMatch] = {}
 
@@ -220,9 +246,11 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
         trio.run(main)
         clean_out, _ = clean.communicate(timeout=TIMEOUT)
         check_out, _ = check.communicate(timeout=TIMEOUT)
+        segv_out, _ = segv.communicate(timeout=TIMEOUT)
+        batch_out, _ = batch.communicate(timeout=TIMEOUT)
     finally:
         listener.close()
-        for process in (clean, check):
+        for process in (clean, check, segv, batch):
             if process.poll() is None:
                 process.kill()
     yield Played(
@@ -231,6 +259,8 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
         clean_record,
         subprocess.CompletedProcess(check.args, check.returncode, check_out),
         junit,
+        subprocess.CompletedProcess(segv.args, segv.returncode, segv_out),
+        subprocess.CompletedProcess(batch.args, batch.returncode, batch_out),
     )  # fmt: skip
 
 
@@ -308,6 +338,22 @@ def test_check_bot_names_the_limit_in_its_report_and_junit(played: Played) -> No
     assert played.check.returncode == 1, played.check.stdout
     assert "memory_limit" in played.check.stdout
     assert 'type="memory_limit"' in played.junit.read_text()
+
+
+def test_arena_match_shows_a_crash_with_its_signal(played: Played) -> None:
+    out = played.segv.stdout
+    assert played.segv.returncode == 0, out  # the match finished, faults and all
+    assert "fault: seat 1 crashed" in out and "killed by SIGSEGV" in out, out
+
+
+def test_batch_counts_the_limit_and_leaves_the_plain_bot_alone(played: Played) -> None:
+    assert played.batch.returncode == 0, played.batch.stdout
+    summary = json.loads(played.batch.stdout.strip().splitlines()[-1])
+    assert summary["faults_by_kind"].get("memory_limit", 0) >= 1, summary  # (still) ones too
+    bots = summary["results"]["bots"]
+    assert bots["plain"]["faults"] == {} and bots["plain"]["decisions"] > 0
+    logs = {p.name: p.read_text() for p in (played.bots.parent / "batch").glob("*.log")}
+    assert sum(t.startswith("arena: sandbox:") for t in logs.values()) == 1  # only the hog
 
 
 def test_arena_show_names_the_limit(played: Played) -> None:

@@ -5,13 +5,14 @@
 MODE is one of: ``spy PATH...`` (try to read each path, or list it if a folder),
 ``tcp PORT`` (connect to 127.0.0.1:PORT, and only there), ``fork N`` (start N sleeping
 children), ``memory`` (allocate until stopped), ``cpu`` (spin), ``print MB`` (write MB
-megabytes to stdout).
+megabytes to stdout), ``segv`` (die of a segmentation fault).
 What it saw goes to stdout as one line ``SANDBOX {json}`` (the seat log; the sandbox
 hides the test's report file), before the attack for the attacks that kill it.
 """
 
 import json
 import os
+import signal
 import socket
 import sys
 import time
@@ -80,7 +81,20 @@ def flood() -> None:
     tell(printed=int(args[0]))
 
 
-ATTACKS = {"spy": spy, "tcp": tcp, "fork": fork, "memory": memory, "cpu": cpu, "print": flood}
+def segv() -> None:
+    tell(segv="now")
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+ATTACKS = {
+    "spy": spy,
+    "tcp": tcp,
+    "fork": fork,
+    "memory": memory,
+    "cpu": cpu,
+    "print": flood,
+    "segv": segv,
+}
 
 
 def on_request(request: pb.Request) -> list[pb.BotMessage]:

@@ -59,6 +59,7 @@ def test_limits_say_how_they_are_enforced() -> None:
         (1, {"tail": "BlockingIOError: [Errno 11]"}, FaultKind.PROCESS_LIMIT, "limit 64"),
         (128 + signal.SIGSEGV, {}, FaultKind.CRASHED, "killed by SIGSEGV"),
         (3, {}, FaultKind.CRASHED, "exited with status 3"),
+        (127, {}, FaultKind.CRASHED, "could not be run in the sandbox"),
         (0, {}, FaultKind.CRASHED, "status 0 before the match ended"),
     ],
 )

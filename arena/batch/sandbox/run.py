@@ -134,15 +134,18 @@ async def run_sandboxed(
     match_over: trio.Event,
     on_end: OnEnd,
     leave: float = 5.0,
+    ended: Callable[[], bool] = lambda: False,
 ) -> None:
     """Run ``process`` until the match is over (then give it ``leave`` seconds to go).
-    If it ends first, ``on_end`` gets the verdict and a line about it goes to ``out``."""
+    If it ends first, ``on_end`` gets the verdict and a line about it goes to ``out``.
+    ``ended()`` says the match is over before ``match_over`` is set (the final message
+    is sent: a bot may leave at once)."""
 
     async def watch(cancel: trio.CancelScope) -> None:
         await process.exited.wait()
         with trio.move_on_after(1):
             await process.drained.wait()
-        if not match_over.is_set():
+        if not match_over.is_set() and not ended():
             ending = process.ending()
             out.write(f"arena: the bot's sandbox ended: {ending.kind.value}: {ending.reason}\n"
                       .encode())  # fmt: skip

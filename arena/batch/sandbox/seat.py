@@ -70,5 +70,9 @@ async def run_sandboxed_seat(
             if on_end is not None:
                 on_end(ending)
 
-        await run_sandboxed(process, out, hosted.done, ended)
+        def finished() -> bool:
+            remote = hosted.remote(seat)
+            return remote is not None and remote.finished
+
+        await run_sandboxed(process, out, hosted.done, ended, ended=finished)
     return None

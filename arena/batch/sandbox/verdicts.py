@@ -84,6 +84,12 @@ def judge(
             FaultKind.PROCESS_LIMIT,
             f"refused a new process or thread (limit {limits.processes}): {how}",
         )
+    if status in (126, 127):  # what prlimit (like a shell) says when it cannot exec
+        return Ending(
+            FaultKind.CRASHED,
+            f"{how}: the command could not be run in the sandbox (not found, or not "
+            "readable by it: see --sandbox-ro in docs/sandbox.md)",
+        )
     if sig == signal.SIGKILL:  # what an out-of-memory killer does (a cgroup's, the kernel's)
         return Ending(FaultKind.CRASHED, f"{how} (memory limit {memory}?)")
     return Ending(FaultKind.CRASHED, f"{how} before the match ended")

@@ -26,6 +26,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -368,3 +369,49 @@ def test_no_sandbox_process_outlives_its_match(played: Played) -> None:
     """--die-with-parent and the kill at the end: no bwrap of ours is left."""
     mine = subprocess.run(["pgrep", "-P", str(os.getpid()), "bwrap"], capture_output=True)
     assert mine.stdout == b""
+
+
+def _descendants(pid: int) -> set[int]:
+    table = subprocess.run(["ps", "-e", "-o", "pid=,ppid="], capture_output=True, text=True)
+    children: dict[int, list[int]] = {}
+    for line in table.stdout.splitlines():
+        child, parent = map(int, line.split())
+        children.setdefault(parent, []).append(child)
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_the_sandbox_dies_with_arena(tmp_path: Path) -> None:
+    """kill -9 of ``arena match`` takes its sandboxed bots with it (--die-with-parent)."""
+    sleeper = "python3 -c 'import time; time.sleep(600)'"
+    arena = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli.main", "match", "--sandbox", "--connect-timeout", "60",
+         "--record", str(tmp_path / "r.jsonl"), "--bot", sleeper, "--bot", sleeper,
+         "--bot", "builtin:greedy", "--bot", "builtin:greedy"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        until = time.monotonic() + 30
+        while len(_descendants(arena.pid)) < 6 and time.monotonic() < until:
+            time.sleep(0.2)  # two sandboxes: bwrap, its init, python (setpriv/prlimit exec)
+        tree = _descendants(arena.pid)
+        assert len(tree) >= 6, tree
+    finally:
+        arena.kill()
+        arena.wait()
+    until = time.monotonic() + 5
+    while any(_alive(p) for p in tree) and time.monotonic() < until:
+        time.sleep(0.1)
+    assert not [p for p in tree if _alive(p)]

@@ -113,7 +113,7 @@ def bwrap_argv(
             args += ["--tmpfs", str(folder), "--remount-ro", str(folder)]
     args += _parents(Path(SOCKET), made)
     args += ["--bind", socket, SOCKET]
-    if not any(cwd.is_relative_to(b) for b in (*binds, *map(Path, SYSTEM))):
+    if cwd != Path("/") and not any(cwd.is_relative_to(b) for b in (*binds, *map(Path, SYSTEM))):
         args += [*_parents(cwd, made), "--perms", "0755", "--dir", str(cwd)]
     args += ["--chdir", str(cwd), "--remount-ro", "/"]
     inner = [shutil.which("prlimit") or "prlimit", *limits.prlimit_args(), "--"]

@@ -56,7 +56,8 @@ class SandboxedProcess:
         limits: SandboxLimits,
         hidden: Iterable[Path] = (),
     ) -> SandboxedProcess:
-        """Start the bot (from this thread). Raises ``SandboxUnavailable`` or ``OSError``."""
+        """Start the bot (from this thread). Raises ``SandboxUnavailable``, ``OSError``, or
+        ``ValueError`` for a command line that cannot be split into words."""
         require()
         words = shlex.split(command) if isinstance(command, str) else list(command)
         env = sandbox_env(os.environ, f"unix:{SOCKET}", token, seat)

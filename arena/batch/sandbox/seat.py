@@ -58,7 +58,7 @@ async def run_sandboxed_seat(
         out.flush()
         try:
             process = SandboxedProcess.start(cmd, socket, token, seat, limits, hidden)
-        except (OSError, SandboxUnavailable) as exc:
+        except (OSError, ValueError, SandboxUnavailable) as exc:  # ValueError: bad quoting
             error = f"could not start {cmd!r} in the sandbox: {exc}"
             out.write(f"arena: {error}\n".encode())
             return error

@@ -16,6 +16,7 @@ import pytest
 from arena.batch import BotSpec
 from arena.batch.sandbox import SandboxLimits, judge, parse_size
 from arena.batch.sandbox.bwrap import SOCKET, bot_paths, bwrap_argv, sandbox_env
+from arena.batch.sandbox.watch import cpu_seconds
 from arena.referee import FaultKind
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,6 +68,12 @@ def test_verdicts(status: int, kwargs: dict[str, Any], kind: FaultKind, words: s
     ending = judge(status, SandboxLimits(), **kwargs)
     assert ending.kind is kind
     assert words in ending.reason
+
+
+def test_cpu_time_of_a_process_tree_counts_reaped_children() -> None:
+    before = cpu_seconds(os.getpid())
+    subprocess.run([sys.executable, "-c", "sum(range(3_000_000))"], check=True)
+    assert cpu_seconds(os.getpid()) > before  # the child's time, once reaped, is ours
 
 
 def test_sandbox_prefix_per_bot() -> None:

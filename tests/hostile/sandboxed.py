@@ -5,7 +5,8 @@
 MODE is one of: ``spy PATH...`` (try to read each path, or list it if a folder),
 ``tcp PORT`` (connect to 127.0.0.1:PORT, and only there), ``fork N`` (start N sleeping
 children), ``memory`` (allocate until stopped), ``cpu`` (spin), ``print MB`` (write MB
-megabytes to stdout), ``segv`` (die of a segmentation fault).
+megabytes to stdout), ``segv`` (die of a segmentation fault), ``spread N`` (N children
+spin the CPU while the bot plays on: each under the per-process limit for a while).
 What it saw goes to stdout as one line ``SANDBOX {json}`` (the seat log; the sandbox
 hides the test's report file), before the attack for the attacks that kill it.
 """
@@ -81,6 +82,14 @@ def flood() -> None:
     tell(printed=int(args[0]))
 
 
+def spread() -> None:
+    tell(spread=int(args[0]))
+    for _ in range(int(args[0])):
+        if os.fork() == 0:
+            while True:
+                pass
+
+
 def segv() -> None:
     tell(segv="now")
     os.kill(os.getpid(), signal.SIGSEGV)
@@ -94,6 +103,7 @@ ATTACKS = {
     "cpu": cpu,
     "print": flood,
     "segv": segv,
+    "spread": spread,
 }
 
 

@@ -10,7 +10,9 @@ seat log:
 - memory: ``RLIMIT_DATA`` (heap and private writable mappings, per process). Not
   ``RLIMIT_AS``: Node's V8 reserves gigabytes of address space it never touches and
   does not even start under a 512 MB ``RLIMIT_AS``.
-- CPU seconds: ``RLIMIT_CPU`` per process (SIGXCPU at the limit, SIGKILL a second later).
+- CPU seconds: for the sandbox as a whole, summed over its processes by the launcher
+  every half second (``watch.py``); and ``RLIMIT_CPU`` per process (SIGXCPU at the
+  limit, SIGKILL a second later), which acts at once.
 - processes: ``RLIMIT_NPROC`` (threads count too). The kernel does not apply it to root,
   so a referee running as root runs the bot as an unused uid (see ``bwrap.py``).
 - open files: ``RLIMIT_NOFILE``.
@@ -87,7 +89,8 @@ class SandboxLimits:
         """One line: every limit and the mechanism that enforces it."""
         return (
             f"memory {format_size(self.memory_bytes)} per process (rlimit DATA); "
-            f"CPU {self.cpu_seconds} s per process (rlimit CPU); "
+            f"CPU {self.cpu_seconds} s (all processes together, counted by arena; "
+            "rlimit CPU per process); "
             f"processes+threads {self.processes} (rlimit NPROC); "
             f"open files {self.open_files} (rlimit NOFILE); "
             f"output {format_size(self.output_bytes)} (counted by arena); "

@@ -24,8 +24,11 @@ import trio
 from arena.batch.sandbox.bwrap import SOCKET, bwrap_argv, require, sandbox_env
 from arena.batch.sandbox.limits import SandboxLimits, format_size
 from arena.batch.sandbox.verdicts import Ending, judge
+from arena.batch.sandbox.watch import cpu_seconds
+from arena.referee import FaultKind
 
 TAIL = 4096  # bytes of output kept for the verdict
+CPU_CHECK = 0.5  # seconds between two readings of the whole sandbox's CPU time
 OnEnd = Callable[[Ending], None]
 
 
@@ -39,6 +42,7 @@ class SandboxedProcess:
         self.returncode: int | None = None
         self.cpu_seconds = 0.0
         self.output_stopped = False
+        self.stopped: Ending | None = None  # the launcher stopped it over a limit: why
         self.written = 0
         self.tail = b""
         self.exited = trio.Event()
@@ -79,6 +83,7 @@ class SandboxedProcess:
         Run it in a nursery; :attr:`exited` and :attr:`drained` tell the progress."""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._copy, out)
+            nursery.start_soon(self._watch_cpu)
             try:
                 await trio.lowlevel.wait_readable(self._pidfd)
             finally:  # cancelled: kill it, and reap it (at once: SIGKILL is quick)
@@ -89,6 +94,22 @@ class SandboxedProcess:
             self.popen.returncode = self.returncode  # reaped here, not by Popen
             self.cpu_seconds = usage.ru_utime + usage.ru_stime
             self.exited.set()
+
+    async def _watch_cpu(self) -> None:
+        """Stop the sandbox when all its processes together pass the CPU limit."""
+        limit = self.limits.cpu_seconds
+        while True:
+            with trio.move_on_after(CPU_CHECK):
+                await self.exited.wait()
+                return
+            used = cpu_seconds(self.pid)
+            if used > limit and self.returncode is None:
+                self.stopped = Ending(
+                    FaultKind.CPU_LIMIT,
+                    f"its processes used {used:.1f} s of CPU together (limit {limit} s): stopped",
+                )
+                self.kill()
+                return
 
     async def _copy(self, out: IO[bytes]) -> None:
         cap = self.limits.output_bytes
@@ -120,6 +141,8 @@ class SandboxedProcess:
 
     def ending(self) -> Ending:
         assert self.returncode is not None
+        if self.stopped is not None:
+            return self.stopped
         return judge(
             self.returncode,
             self.limits,

@@ -4,12 +4,12 @@ Every hostile bot (``tests/hostile/sandboxed.py``) plays in its own match in the
 all at the same time on 127.0.0.1, each with built-in partners: one reads the records
 folder, the live record and a file outside its folder; one connects to a TCP port the
 test opened on 127.0.0.1; one forks 1,000 children; one allocates memory until stopped;
-one spins the CPU, and one has three children spin it; one prints 100 MB. Meanwhile ``arena match --sandbox`` plays the
-Python and Node sample bots (and the C++ one, when built) in another process; another
-``arena match --sandbox`` seats a bot that dies of SIGSEGV; ``arena batch`` seats the
-memory hog as ``sandbox:CMD`` beside an unconfined sample bot; and ``arena check-bot
---sandbox`` checks the memory hog. The module runs all that once;
-each test checks one part: contained, the fault named after the limit, every match
+one spins the CPU, and one has three children spin it; one prints 100 MB. Meanwhile, in
+other processes: ``arena match --sandbox`` plays the Python and Node sample bots (and
+the C++ one, when built); another ``arena match --sandbox`` seats a bot that dies of
+SIGSEGV; ``arena batch`` seats the memory hog as ``sandbox:CMD`` beside an unconfined
+sample bot; ``arena check-bot --sandbox`` checks the memory hog. The module runs all that
+once; each test checks one part: contained, the fault named after the limit, every match
 finished and its record verified.
 
 The bots' folder is a copy in a temporary folder with the records folder *inside* it:
@@ -48,7 +48,9 @@ WHY = unavailable()
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(WHY is not None, reason=WHY or "")]
 
 MB = 1024 * 1024
-LIMITS = SandboxLimits(cpu_seconds=2, memory_bytes=256 * MB, processes=64, output_bytes=10 * MB)
+LIMITS = SandboxLimits(
+    cpu_seconds=2, memory_bytes=256 * MB, processes=64, output_bytes=10 * MB, tmp_bytes=16 * MB
+)
 CLOCK = TimeControl(decision_ms=1000, bank_ms=5000, grace_ms=1000)
 # every match runs to its end; no penalty points: on main a penalty charged mid-trick
 # makes `arena replay --verify` diverge (a referee/records bug outside this module's
@@ -283,6 +285,16 @@ def test_spy_sees_neither_records_nor_files_outside_its_folder(played: Played) -
         assert told[str(path)].get("error") == "FileNotFoundError", told[str(path)]
     assert "read" in told["/etc/hostname"]  # the system folders are there, read-only
     assert played.faults("spy") == []  # contained, and it played on
+
+
+def test_spy_has_a_read_only_folder_a_small_tmp_and_its_own_pids(played: Played) -> None:
+    told = next(t for t in played.told("spy") if "own_folder" in t)
+    assert told["own_folder"] == "Read-only file system"
+    assert told["tmp"] == "ok" and told["tmp_fill"] == "No space left on device"
+    assert told["pid"] < 10 and len(told["processes"]) < 10  # type: ignore[operator,arg-type]
+    assert told["hostname"] == "arena-bot" and told["home"] == "/tmp"
+    if os.geteuid() == 0:
+        assert told["uid"] != 0  # root's processes escape RLIMIT_NPROC: not the bot's
 
 
 def test_tcp_to_the_test_port_is_refused_and_nobody_connects(played: Played) -> None:

@@ -31,7 +31,22 @@ def tell(**fields: object) -> None:
     print("SANDBOX " + json.dumps(fields), flush=True)
 
 
+def write(path: str, megabytes: int) -> str:
+    try:
+        with open(path, "wb") as f:
+            for _ in range(megabytes):
+                f.write(b"\0" * 1024 * 1024)
+        return "ok"
+    except OSError as exc:
+        return os.strerror(exc.errno or 0)
+
+
 def spy() -> None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    tell(own_folder=write(os.path.join(here, "mine"), 1), tmp=write("/tmp/small", 1),
+         tmp_fill=write("/tmp/big", 64), pid=os.getpid(), uid=os.getuid(),
+         processes=sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+         hostname=socket.gethostname(), home=os.environ.get("HOME"))  # fmt: skip
     for path in args:
         try:
             if os.path.isdir(path):

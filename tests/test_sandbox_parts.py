@@ -15,7 +15,7 @@ import pytest
 
 from arena.batch import BotSpec
 from arena.batch.sandbox import SandboxLimits, judge, parse_size
-from arena.batch.sandbox.bwrap import SOCKET, bot_paths, bwrap_argv, sandbox_env
+from arena.batch.sandbox.bwrap import SOCKET, bot_paths, bwrap_argv, free_uid, sandbox_env
 from arena.batch.sandbox.watch import cpu_seconds
 from arena.referee import FaultKind
 
@@ -74,6 +74,10 @@ def test_cpu_time_of_a_process_tree_counts_reaped_children() -> None:
     before = cpu_seconds(os.getpid())
     subprocess.run([sys.executable, "-c", "sum(range(3_000_000))"], check=True)
     assert cpu_seconds(os.getpid()) > before  # the child's time, once reaped, is ours
+
+
+def test_a_sandbox_run_by_root_gets_an_unused_uid() -> None:
+    assert free_uid() >= 1000  # never root nor a system account (usually >= 100000)
 
 
 def test_sandbox_prefix_per_bot() -> None:

@@ -118,12 +118,29 @@ def bwrap_argv(
     args += ["--chdir", str(cwd), "--remount-ro", "/"]
     inner = [shutil.which("prlimit") or "prlimit", *limits.prlimit_args(), "--"]
     if root:  # RLIMIT_NPROC does not bind root: become an unused uid first
-        uid = str(100_000 + secrets.randbelow(900_000))
+        uid = str(free_uid())
         args += ["--cap-add", "CAP_SETUID,CAP_SETGID"]
         setpriv = shutil.which("setpriv") or "setpriv"
         inner = [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                  "--no-new-privs", *inner]  # fmt: skip
     return [*args, "--", *inner, *words]
+
+
+def free_uid() -> int:
+    """A uid no account uses, for one sandbox (so that ``RLIMIT_NPROC`` counts its
+    processes alone), among those this user namespace maps: a rootless container's
+    root may map only 65,536 uids."""
+    try:
+        lines = Path("/proc/self/uid_map").read_text().splitlines()
+        ranges = [(int(w[0]), int(w[2])) for w in (line.split() for line in lines) if w]
+    except (OSError, ValueError, IndexError):
+        ranges = [(0, 2**32 - 1)]
+    for low, high in ((100_000, 1_000_000), (10_000, 65_534), (1_000, 65_534)):
+        for inside, count in ranges:
+            a, b = max(low, inside), min(high, inside + count)
+            if b - a > 100:
+                return a + secrets.randbelow(b - a)
+    return 65_534  # nobody: shared with others, but never root
 
 
 def sandbox_env(env: Mapping[str, str], server: str, token: str, seat: int) -> dict[str, str]:

@@ -365,6 +365,7 @@ def test_batch_counts_the_limit_and_leaves_the_plain_bot_alone(played: Played) -
     assert played.batch.returncode == 0, played.batch.stdout
     summary = json.loads(played.batch.stdout.strip().splitlines()[-1])
     assert summary["faults_by_kind"].get("memory_limit", 0) >= 1, summary  # (still) ones too
+    assert summary["sandbox"]["bots"] == ["hog"]
     bots = summary["results"]["bots"]
     assert bots["plain"]["faults"] == {} and bots["plain"]["decisions"] > 0
     logs = {p.name: p.read_text() for p in (played.bots.parent / "batch").glob("*.log")}

@@ -149,11 +149,16 @@ def run(args: argparse.Namespace) -> int:
     summary = summarize(results, time.perf_counter() - started)
     summary["parallel"] = parallel
     summary["out"] = str(out)
+    sandboxed = sorted({b.name for j in jobs for b in j.bots if b.sandboxed and not b.builtin})
+    if sandboxed:  # which limits applied (docs/sandbox.md)
+        summary["sandbox"] = {"bots": sandboxed, "limits": sandbox_of(args).describe()}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     (out / "matches.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in results))
     if args.json:
         print(json.dumps(summary))
     else:
         print(render(summary))
+        if sandboxed:
+            print(f"\nsandboxed: {', '.join(sandboxed)}: {summary['sandbox']['limits']}")
         print(f"\nrecords and summary.json in {out}/")
     return 0 if summary["completed"] == summary["matches"] else 1

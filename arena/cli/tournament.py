@@ -127,6 +127,9 @@ def run(args: argparse.Namespace) -> int:
         "parallel": parallel,
         "ray": args.ray,
     }
+    sandboxed = sorted(b.name for b in bots if b.sandboxed and not b.builtin)
+    if sandboxed:  # which limits applied (docs/sandbox.md)
+        settings["sandbox"] = {"bots": sandboxed, "limits": limits.describe()}
     data = report(bots, plan, results, args.rounds, settings)
     data["seconds"] = round(elapsed, 3)
     data["summary"] = summarize(results, elapsed)  # what `arena batch` reports
@@ -141,4 +144,6 @@ def run(args: argparse.Namespace) -> int:
             f"\n{data['completed']}/{data['matches']} matches in {elapsed:.1f}s; "
             f"tournament.json and records in {out}/"
         )
+        if sandboxed:
+            print(f"sandboxed: {', '.join(sandboxed)}: {limits.describe()}")
     return 0 if data["completed"] == data["matches"] else 1

@@ -37,6 +37,7 @@ import trio
 from arena.batch.runner import play_hosted
 from arena.batch.sandbox import SandboxLimits, unavailable
 from arena.bots import make_bot
+from arena.cli.main import main
 from arena.records import read_record
 from arena.records.replay import verify
 from arena.referee import FaultKind, FaultPolicy, TimeControl
@@ -372,12 +373,9 @@ def test_batch_counts_the_limit_and_leaves_the_plain_bot_alone(played: Played) -
     assert sum(t.startswith("arena: sandbox:") for t in logs.values()) == 1  # only the hog
 
 
-def test_arena_show_names_the_limit(played: Played) -> None:
-    shown = subprocess.run(
-        [sys.executable, "-m", "arena.cli.main", "show", str(played.records["memory"])],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    assert "memory_limit" in shown.stdout
+def test_arena_show_names_the_limit(played: Played, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", str(played.records["memory"])]) == 0
+    assert "memory_limit" in capsys.readouterr().out
 
 
 def test_no_sandbox_process_outlives_its_match(played: Played) -> None:

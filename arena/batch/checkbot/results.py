@@ -231,6 +231,7 @@ class CheckReport:
             "latency_ms": latency_summary(self.latencies()),
             "time_control": o.time_control().to_dict(),
             "max_faults": o.max_faults,
+            "sandbox": o.sandbox.describe() if o.sandbox else None,
             "out": str(o.out),
             "seconds": round(self.seconds, 3),
         }

@@ -294,6 +294,8 @@ def test_spy_has_a_read_only_folder_a_small_tmp_and_its_own_pids(played: Played)
     assert told["tmp"] == "ok" and told["tmp_fill"] == "No space left on device"
     assert told["pid"] < 10 and len(told["processes"]) < 10  # type: ignore[operator,arg-type]
     assert told["hostname"] == "arena-bot" and told["home"] == "/tmp"
+    files = next(t["files"] for t in played.told("spy") if "files" in t)
+    assert 100 < files < LIMITS.open_files  # type: ignore[operator]
     if os.geteuid() == 0:
         assert told["uid"] != 0  # root's processes escape RLIMIT_NPROC: not the bot's
 

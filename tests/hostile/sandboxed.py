@@ -41,8 +41,22 @@ def write(path: str, megabytes: int) -> str:
         return os.strerror(exc.errno or 0)
 
 
+def open_many(n: int) -> int:
+    """How many more files it could open (of ``n`` tried)."""
+    opened = []
+    try:
+        for _ in range(n):
+            opened.append(os.open("/dev/null", os.O_RDONLY))
+    except OSError:
+        pass
+    for fd in opened:
+        os.close(fd)
+    return len(opened)
+
+
 def spy() -> None:
     here = os.path.dirname(os.path.abspath(__file__))
+    tell(files=open_many(2000))
     tell(own_folder=write(os.path.join(here, "mine"), 1), tmp=write("/tmp/small", 1),
          tmp_fill=write("/tmp/big", 64), pid=os.getpid(), uid=os.getuid(),
          processes=sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),

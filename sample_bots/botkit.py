@@ -3,9 +3,12 @@
 A bot is one function, ``decide(request, table) -> list of card codes`` (empty = pass a
 bid). :func:`run` connects to the referee (``--server``/``ARENA_SERVER``) with the seat
 token (``--token``/``ARENA_TOKEN``), answers every request with the same sequence number,
-and returns when the match ends. Cards travel as enums; here they become 2-character
-codes (``TS``, ``SJ``) and ``arena.rules.Card`` values, so the referee's own rules
-library (``arena.rules``) can check a move before it is sent.
+and returns when the match ends. Against a TLS server it trusts ``--tls-ca``/``ARENA_TLS_CA``
+(``--tls`` alone: the system's roots) and, for mutual TLS, presents
+``--tls-cert``/``--tls-key`` (``ARENA_TLS_CERT``/``ARENA_TLS_KEY``).
+Cards travel as enums; here they become 2-character codes (``TS``, ``SJ``) and
+``arena.rules.Card`` values, so the referee's own rules library (``arena.rules``) can
+check a move before it is sent.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import grpc
 from google.protobuf import text_format
@@ -86,6 +90,30 @@ def parse_args(description: str) -> argparse.Namespace:
         help="append every message received and sent to FILE, in protobuf text format",
     )
     parser.add_argument(
+        "--tls",
+        action="store_true",
+        default=_ENV_TLS,
+        help="connect with TLS (implied by --tls-ca; default $ARENA_TLS)",
+    )
+    parser.add_argument(
+        "--tls-ca",
+        default=os.environ.get("ARENA_TLS_CA") or None,
+        metavar="PEM",
+        help="trust the server certificates this CA signed (default $ARENA_TLS_CA)",
+    )
+    parser.add_argument(
+        "--tls-cert",
+        default=os.environ.get("ARENA_TLS_CERT") or None,
+        metavar="PEM",
+        help="this bot's client certificate, for mutual TLS (default $ARENA_TLS_CERT)",
+    )
+    parser.add_argument(
+        "--tls-key",
+        default=os.environ.get("ARENA_TLS_KEY") or None,
+        metavar="PEM",
+        help="the client certificate's key (default $ARENA_TLS_KEY)",
+    )
+    parser.add_argument(
         "--reconnect",
         type=float,
         default=30.0,
@@ -93,12 +121,42 @@ def parse_args(description: str) -> argparse.Namespace:
         help="keep reconnecting this long after a lost connection (default 30)",
     )
     args = parser.parse_args()
-    global _transcript
+    global _transcript, _tls
     _transcript = args.transcript
+    _tls = TlsFiles(args.tls or bool(args.tls_ca or args.tls_cert), args.tls_ca, args.tls_cert,
+                    args.tls_key)  # fmt: skip
     return args
 
 
+@dataclass(frozen=True)
+class TlsFiles:
+    """How to reach the referee: plaintext, or TLS trusting ``ca`` (None: the system's
+    roots) and presenting ``cert``/``key`` when the server asks for a client certificate."""
+
+    enabled: bool = False
+    ca: str | None = None
+    cert: str | None = None
+    key: str | None = None
+
+    def channel(self, server: str) -> grpc.Channel:
+        if not self.enabled:
+            return grpc.insecure_channel(server)
+
+        def read(path: str | None) -> bytes | None:
+            return None if path is None else Path(path).read_bytes()
+
+        credentials = grpc.ssl_channel_credentials(read(self.ca), read(self.key), read(self.cert))
+        return grpc.secure_channel(server, credentials)
+
+
+_ENV_TLS = os.environ.get("ARENA_TLS", "") not in ("", "0")  # ARENA_TLS=1: TLS, system roots
 _transcript: str | None = None  # the --transcript file, remembered by parse_args for run
+_tls = TlsFiles(  # the --tls options, remembered by parse_args for run (or the environment)
+    _ENV_TLS or bool(os.environ.get("ARENA_TLS_CA")),
+    os.environ.get("ARENA_TLS_CA") or None,
+    os.environ.get("ARENA_TLS_CERT") or None,
+    os.environ.get("ARENA_TLS_KEY") or None,
+)
 
 
 def _log(arrow: str, message: Message) -> None:
@@ -161,7 +219,7 @@ def _session(decide: Decide, name: str, server: str, token: str, version: str, t
         while (message := outbox.get()) is not None:
             yield message
 
-    with grpc.insecure_channel(server) as channel:
+    with _tls.channel(server) as channel:
         call = pb_grpc.ArenaStub(channel).Play(messages())
         try:
             call.initial_metadata()  # wait until the referee accepted the stream

@@ -195,11 +195,12 @@ def _spec(
     return MatchSpec(rules, seed, tc, POLICY, local=local or {}, connect_timeout=connect)
 
 
-def _list_matches(target: str) -> list[pb.MatchInfo]:
+def _list_matches(target: str, token: str) -> list[pb.MatchInfo]:
     """An organiser's call from another thread: is the server still answering?"""
     with grpc.insecure_channel(target) as channel:
         stub = pb_grpc.MatchesStub(channel)
-        return list(stub.List(pb.ListMatchesRequest(), timeout=10).matches)
+        metadata = [("authorization", f"Bearer {token}")]
+        return list(stub.List(pb.ListMatchesRequest(), metadata=metadata, timeout=10).matches)
 
 
 async def _arena_match(run: Run) -> None:
@@ -239,7 +240,9 @@ async def _run_all(folder: Path) -> Run:
         with trio.fail_after(RUN_TIMEOUT):
             for played in run.matches.values():
                 await played.hosted.done.wait()
-        run.infos = await trio.to_thread.run_sync(_list_matches, server.target)
+        run.infos = await trio.to_thread.run_sync(
+            _list_matches, server.target, server.organiser_token
+        )
     run.grpc_threads_after = [t.name for t in threading.enumerate() if t.name == "arena-grpc"]
     return run
 

@@ -1,5 +1,8 @@
 """The organiser's service (``arena.v1.Matches``) and ``Arena.Check`` against a real
-``arena serve``: create, list, get, watch, fetch the record, cancel, bad requests."""
+``arena serve``: create, list, get, watch, fetch the record, cancel, bad requests.
+
+The organiser presents its token the standard way: gRPC call credentials
+(``authorization: Bearer …``) on a channel with local credentials (loopback)."""
 
 from __future__ import annotations
 
@@ -19,17 +22,21 @@ from arena.v1 import arena_pb2_grpc as pb_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
+TOKEN = "organiser-token-for-the-test"
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     records = tmp_path_factory.mktemp("records")
+    token_file = records.parent / "organiser.token"
+    token_file.write_text(TOKEN + "\n")
+    token_file.chmod(0o600)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     process = subprocess.Popen(
         [sys.executable, "-m", "arena.cli.main", "serve", "--listen", f"127.0.0.1:{port}",
-         "--records", str(records)],
+         "--records", str(records), "--organiser-token-file", str(token_file)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
     )  # fmt: skip
     target = f"127.0.0.1:{port}"
@@ -48,7 +55,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
 
 @pytest.fixture
 def matches(server: tuple[str, Path]) -> Iterator[pb_grpc.MatchesStub]:
-    with grpc.insecure_channel(server[0]) as channel:
+    credentials = grpc.composite_channel_credentials(
+        grpc.local_channel_credentials(), grpc.access_token_call_credentials(TOKEN)
+    )
+    with grpc.secure_channel(server[0], credentials) as channel:
         yield pb_grpc.MatchesStub(channel)
 
 

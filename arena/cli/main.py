@@ -47,7 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Each other subcommand lives in its own module ``arena.cli.NAME`` with ``register(sub)``
 # (a hyphen in the command's name is an underscore in the module's: check-bot → check_bot).
-COMMANDS = ("selfplay", "match", "serve", "batch", "tournament", "check-bot", "replay", "show")
+COMMANDS = (
+    "selfplay", "match", "serve", "matches", "batch", "tournament", "check-bot", "replay", "show",
+)  # fmt: skip
 
 
 def _extra_commands() -> list[Callable[[Any], None]]:

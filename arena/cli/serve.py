@@ -4,12 +4,19 @@ Matches are created through the ``arena.v1.Matches`` service (Create → match i
 seat tokens); bots connect to ``arena.v1.Arena`` with their tokens. Every match writes
 its record under ``--records``. Stop with Ctrl-C: running matches are cancelled and
 recorded as such.
+
+The Matches service needs the organiser token (metadata ``authorization: Bearer
+TOKEN``): it is read from ``--organiser-token-file``, or generated there (mode 0600) at
+the first start; ``arena matches`` finds it in the same default place. ``--open`` drops
+that requirement (a trusted LAN or CI only). docs/security.md has the roles, TLS and
+the spectator delay; docs/organiser.md how to run a competition.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import ipaddress
 import signal
 import sys
 from functools import partial
@@ -22,9 +29,18 @@ import trio
 from arena.cli.logs import add_logging_options, configure_logging
 from arena.errors import ArenaError
 from arena.records import read_record
+from arena.server.access import (
+    Access,
+    default_token_file,
+    load_or_create_token,
+    loose_permissions,
+    read_token_file,
+)
 from arena.server.app import open_arena_server
 from arena.server.host import MatchHost
 from arena.server.recording import record_factory
+from arena.server.spectate import SpectatorDelay
+from arena.server.tls import ServerTls
 
 log = structlog.get_logger()
 
@@ -71,26 +87,150 @@ def register(sub: Any) -> None:
         action="store_true",
         help="do not resume the matches whose records in --records are incomplete",
     )
+    access = p.add_argument_group("access (docs/security.md)")
+    access.add_argument(
+        "--organiser-token-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the organiser token for the Matches service; generated (mode 0600) if FILE "
+        f"does not exist (default {_tilde(default_token_file())})",
+    )
+    access.add_argument(
+        "--spectator-token-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a token that may list, get, watch (delayed) and fetch spectator records",
+    )
+    access.add_argument(
+        "--open",
+        action="store_true",
+        help="no credential needed for the Matches service (trusted LAN or CI only)",
+    )
+    access.add_argument(
+        "--spectator-delay",
+        type=_delay,
+        default=SpectatorDelay(),
+        metavar="N tricks|deals",
+        help="keep spectators (Watch, FetchRecord of a running match) this far behind, "
+        "e.g. '3 tricks' or '1 deal' (default 0)",
+    )
+    tls = p.add_argument_group("TLS")
+    tls.add_argument("--tls-cert", metavar="PEM", help="serve TLS with this certificate chain")
+    tls.add_argument("--tls-key", metavar="PEM", help="the certificate's private key")
+    tls.add_argument(
+        "--tls-client-ca",
+        metavar="PEM",
+        help="require client certificates signed by this CA (mutual TLS)",
+    )
     add_logging_options(p)
     p.set_defaults(func=run)
 
 
+def _delay(text: str) -> SpectatorDelay:
+    try:
+        return SpectatorDelay.parse(text)
+    except ArenaError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _loopback(host: str) -> bool:
+    """True for an address only this machine can reach (127.0.0.0/8, ::1, localhost)."""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: it may well be on the network
+        return False
+
+
+def _tilde(path: Path) -> str:
+    home = str(Path.home())
+    return "~" + str(path)[len(home) :] if str(path).startswith(home + "/") else str(path)
+
+
+def access_of(args: argparse.Namespace) -> Access:
+    """The server's access rules from the command line; prints where the token is.
+
+    Raises:
+        ArenaError: an unreadable or empty token file.
+    """
+    spectators: tuple[str, ...] = ()
+    if args.spectator_token_file is not None:
+        spectators = (read_token_file(args.spectator_token_file),)
+    path = args.organiser_token_file or default_token_file()
+    if args.open:  # no token needed; an existing one still works (arena matches sends it)
+        known = (read_token_file(path),) if path.exists() else ()
+        return Access(known, spectators, True, args.spectator_delay)
+    token, created = load_or_create_token(path)
+    if created:
+        print(f"organiser token: generated in {path} (mode 0600)", file=sys.stderr)
+    else:
+        print(f"organiser token: {path}", file=sys.stderr)
+        if loose_permissions(path):
+            log.warning("token_file_readable_by_others", path=str(path), fix=f"chmod 600 {path}")
+    return Access((token,), spectators, False, args.spectator_delay)
+
+
 def run(args: argparse.Namespace) -> int:
     configure_logging(args.log_level if args.log_level != "warning" else "info", args.log_json)
+    try:
+        if (args.tls_cert is None) != (args.tls_key is None):
+            raise ArenaError("TLS needs both --tls-cert and --tls-key")
+        if args.tls_client_ca and not args.tls_cert:
+            raise ArenaError("--tls-client-ca needs --tls-cert and --tls-key")
+        tls = (
+            ServerTls.from_files(args.tls_cert, args.tls_key, args.tls_client_ca)
+            if (args.tls_cert)
+            else None
+        )
+        access = access_of(args)
+    except ArenaError as exc:
+        print(f"arena serve: {exc}", file=sys.stderr)
+        return 2
     with contextlib.suppress(KeyboardInterrupt):
-        trio.run(_serve, args.listen, args.records, not args.no_resume)
+        trio.run(_serve, args.listen, args.records, not args.no_resume, access, tls)
     return 0
 
 
-async def _serve(listen: str, records: str, resume: bool) -> None:
+async def _serve(
+    listen: str, records: str, resume: bool, access: Access, tls: ServerTls | None
+) -> None:
     restore = partial(resume_matches, folder=Path(records)) if resume else None
-    async with open_arena_server(listen, record_factory(None, records), restore) as server:
+    async with open_arena_server(
+        listen, record_factory(None, records), restore, access, tls
+    ) as server:
+        scheme = "TLS" + (" with client certificates" if tls and tls.client_ca else "")
         print(
-            f"arena serving on {server.target} (records in {records}/); Ctrl-C to stop",
+            f"arena serving on {server.target} ({scheme if tls else 'plaintext'}; records in "
+            f"{records}/); Ctrl-C to stop",
             file=sys.stderr,
             flush=True,
         )
-        log.info("server_started", target=server.target, records=records)
+        host = listen.rsplit(":", 1)[0].strip("[]")
+        if tls is None and not _loopback(host):
+            print(
+                f"WARNING: plaintext on {host}: seat tokens and hands cross the network in "
+                "clear text; use --tls-cert and --tls-key (docs/security.md)",
+                file=sys.stderr,
+                flush=True,
+            )
+            log.warning("server_plaintext_on_network", host=host)
+        if access.open:
+            print(
+                f"WARNING: --open: anyone who can reach {server.target} may create, cancel and "
+                "read every match without a credential",
+                file=sys.stderr,
+                flush=True,
+            )
+            log.warning("server_open", target=server.target)
+        log.info(
+            "server_started",
+            target=server.target,
+            records=records,
+            tls=tls is not None,
+            open=access.open,
+            spectator_delay=str(access.spectator_delay),
+        )
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async for _ in signals:
                 log.info("server_stopping")

@@ -5,13 +5,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from functools import partial
 
 import trio
 
+from arena.server.access import Access, AccessInterceptor
 from arena.server.bridge import GrpcServerConfig, GrpcThread, open_grpc_server
 from arena.server.host import MatchHost, RecorderFactory, TokenBook
 from arena.server.service import ArenaService, MatchesService
+from arena.server.tls import ServerTls
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 SERVICES = ("arena.v1.Arena", "arena.v1.Matches")
@@ -21,6 +24,12 @@ SERVICES = ("arena.v1.Arena", "arena.v1.Matches")
 class ArenaServer:
     host: MatchHost
     grpc: GrpcThread
+    access: Access
+
+    @property
+    def organiser_token(self) -> str:
+        """The token for the ``Matches`` service (``authorization: Bearer …``); "" if open."""
+        return self.access.organiser_token
 
     @property
     def target(self) -> str:
@@ -33,6 +42,8 @@ async def open_arena_server(
     address: str = "127.0.0.1:0",
     recorder_factory: RecorderFactory | None = None,
     before_listening: Callable[[MatchHost], object] | None = None,
+    access: Access | None = None,
+    tls: ServerTls | None = None,
     extra_addresses: tuple[str, ...] = (),
 ) -> AsyncIterator[ArenaServer]:
     """Serve the Arena and Matches services for an ``async with`` block.
@@ -41,22 +52,35 @@ async def open_arena_server(
     crashed matches there, so a returning bot never meets an unknown token).
     ``extra_addresses`` are listened on too (a ``unix:`` socket for sandboxed bots). Matches
     still running when the block ends are cancelled (and recorded as such).
+
+    ``access`` says who may call what (docs/security.md); by default a fresh organiser
+    token known only to this process (:meth:`Access.internal`), which is what an
+    embedded server wants: its bots hold seat tokens and can use nothing else.
+    ``tls``: serve TLS instead of plaintext.
     """
     async with trio.open_nursery() as nursery:
         host = MatchHost(nursery, TokenBook(), recorder_factory)
         if before_listening is not None:
             before_listening(host)
         token = trio.lowlevel.current_trio_token()
+        book = host.tokens
+        access = replace(
+            access or Access.internal(), is_seat_token=lambda t: book.lookup(t) is not None
+        )
         registrations = [
             partial(pb_grpc.add_ArenaServicer_to_server, ArenaService(host, token)),
-            partial(pb_grpc.add_MatchesServicer_to_server, MatchesService(host, token)),
+            partial(pb_grpc.add_MatchesServicer_to_server, MatchesService(host, token, access)),
         ]
         config = GrpcServerConfig(
-            address=address, service_names=SERVICES, extra_addresses=extra_addresses
+            address=address,
+            service_names=SERVICES,
+            interceptors=(AccessInterceptor(access),),
+            credentials=tls.credentials() if tls else None,
+            extra_addresses=extra_addresses,
         )
         async with open_grpc_server(registrations, config) as grpc_thread:
             try:
-                yield ArenaServer(host, grpc_thread)
+                yield ArenaServer(host, grpc_thread, access)
             finally:
                 for hosted in list(host.matches.values()):
                     host.cancel(hosted.id, "server shutting down")

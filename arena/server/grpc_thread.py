@@ -13,6 +13,7 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 from grpc_health.v1 import _async as health_aio
@@ -64,6 +65,10 @@ class GrpcServerConfig:
     max_receive_message_bytes: int = 256 * 1024  # bots send tiny messages: a defence
     max_send_message_bytes: int = 4 * 1024 * 1024
     maximum_concurrent_rpcs: int | None = None  # None: no limit
+    # Run before every RPC's handler (arena.server.access.AccessInterceptor checks roles).
+    interceptors: tuple[grpc.aio.ServerInterceptor[Any, Any], ...] = ()
+    # TLS (grpc.ssl_server_credentials, see arena.server.tls); None: plaintext.
+    credentials: grpc.ServerCredentials | None = None
     grace: float = 1.0  # for in-flight RPCs when the server stops
     start_timeout: float = 10.0  # GrpcThread.start waits this long for the bind
     stop_timeout: float = 10.0  # GrpcThread.stop waits this long for the thread
@@ -208,6 +213,7 @@ class GrpcThread:
         server = grpc.aio.server(
             options=config.channel_options(),
             maximum_concurrent_rpcs=config.maximum_concurrent_rpcs,
+            interceptors=config.interceptors,
         )
         for register in self._registrations:
             register(server)
@@ -218,8 +224,11 @@ class GrpcThread:
         reflection.enable_server_reflection(
             [*config.service_names, _HEALTH_SERVICE, reflection.SERVICE_NAME], server
         )
-        port = server.add_insecure_port(config.address)
-        for extra in config.extra_addresses:
+        if config.credentials is not None:
+            port = server.add_secure_port(config.address, config.credentials)
+        else:
+            port = server.add_insecure_port(config.address)
+        for extra in config.extra_addresses:  # local Unix sockets: plaintext
             server.add_insecure_port(extra)
         await server.start()
         self._port, self._running = port, True

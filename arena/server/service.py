@@ -15,18 +15,22 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
+import structlog
 import trio
 
 from arena.errors import ArenaError
 from arena.game import Event
 from arena.referee import FaultPolicy
 from arena.server import convert
+from arena.server.access import Access, Refusal, Role
 from arena.server.bridge import AsyncioOutbox, call_in_trio_nowait
 from arena.server.host import PROTOCOL, HostedMatch, MatchHost, MatchSpec, MatchState
 from arena.server.remote import Connection, Malformed, RemoteSeat
+from arena.server.spectate import DelayedFeed, SpectatorDelay, spectator_record
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
+log = structlog.get_logger()
 HELLO_TIMEOUT = 5.0
 Ctx = grpc.aio.ServicerContext[Any, Any]
 EOF: object = grpc.aio.EOF  # type: ignore[attr-defined]  # missing from the stubs
@@ -154,11 +158,26 @@ class ArenaService(pb_grpc.ArenaServicer):
 
 
 class MatchesService(pb_grpc.MatchesServicer):
-    """The organisers' service: create, list, get, cancel, watch, fetch the record."""
+    """The organisers' service: create, list, get, cancel, watch, fetch the record.
 
-    def __init__(self, host: MatchHost, trio_token: trio.lowlevel.TrioToken) -> None:
+    Who may call which method is checked before it runs (:mod:`arena.server.access`);
+    ``Watch`` and ``FetchRecord`` also ask the caller's role, to delay and redact for
+    everyone but the organiser.
+    """
+
+    def __init__(
+        self, host: MatchHost, trio_token: trio.lowlevel.TrioToken, access: Access | None = None
+    ) -> None:
         self.host = host
         self.trio = trio_token
+        self.access = access or Access.internal()  # nobody knows its token: closed
+
+    async def _role(self, context: Ctx) -> Role:
+        try:
+            return self.access.role_of(context.invocation_metadata())
+        except Refusal as refusal:
+            await context.abort(refusal.code, refusal.message)
+            raise  # unreachable: abort raises
 
     async def Create(self, request: pb.CreateMatchRequest, context: Ctx) -> pb.CreateMatchResponse:
         try:
@@ -232,19 +251,22 @@ class MatchesService(pb_grpc.MatchesServicer):
         def subscribe() -> list[tuple[int, Event]]:
             return self.host.watch(request.match_id, forward)
 
+        # Spectators are kept --spectator-delay behind; the organiser sees it live.
+        live = await self._role(context) is Role.ORGANISER
+        delayed = DelayedFeed(SpectatorDelay() if live else self.access.spectator_delay)
         try:
             past = await run_in_trio(self.trio, subscribe)
         except KeyError:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
-        for index, event in past:
+        for index, event in delayed.push(past):
             if index >= request.from_index:
                 yield convert.event_to_pb(event, index)
         async for batch in outbox:
-            if batch is None:
-                return
-            for index, event in batch:
+            for index, event in delayed.close() if batch is None else delayed.push(batch):
                 if index >= request.from_index:
                     yield convert.event_to_pb(event, index)
+            if batch is None:
+                return
 
     async def FetchRecord(
         self, request: pb.FetchRecordRequest, context: Ctx
@@ -253,12 +275,28 @@ class MatchesService(pb_grpc.MatchesServicer):
             hosted = self.host.get(request.match_id)
             return hosted.record, hosted.state
 
+        role = await self._role(context)
         try:
-            record, _state = await run_in_trio(self.trio, where)
+            record, state = await run_in_trio(self.trio, where)
         except KeyError:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+        running = state in (MatchState.WAITING, MatchState.RUNNING)
+        if running and request.full and role is not Role.ORGANISER:
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED,
+                "only the organiser may fetch the full record of a running match",
+            )
         if not record or not Path(record).exists():
             await context.abort(grpc.StatusCode.NOT_FOUND, "this match has no record on disk")
-        text = await asyncio.to_thread(Path(record).read_text, encoding="utf-8")
-        for index, line in enumerate(text.splitlines()):
+        data = await asyncio.to_thread(Path(record).read_bytes)
+        if running and request.full:
+            log.warning("full_record_of_running_match_fetched", match_id=request.match_id)
+        elif running:
+            # A running match: its hidden cards stay hidden (docs/security.md).
+            delay = SpectatorDelay() if role is Role.ORGANISER else self.access.spectator_delay
+            lines = await asyncio.to_thread(spectator_record, data, delay)
+            for n, line in lines:
+                yield pb.RecordChunk(index=n, line=line)
+            return
+        for index, line in enumerate(data.decode("utf-8").splitlines()):
             yield pb.RecordChunk(index=index, line=line)

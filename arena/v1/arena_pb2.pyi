@@ -2280,16 +2280,24 @@ class FetchRecordRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
+    FULL_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """as returned by Create"""
+    full: _builtins.bool
+    """Organiser only: the whole record of a match that is still running, hidden
+    cards included (deck lines, every dealt card). Without it a running match's
+    record is the spectators' copy (docs/security.md); a finished match's record
+    is always whole.
+    """
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
+        full: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["full", b"full", "match_id", b"match_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -158,7 +158,11 @@ class Arena:
 
 class MatchesStub:
     """For tournament organisers. Errors: NOT_FOUND for an unknown match_id,
-    INVALID_ARGUMENT for bad settings.
+    INVALID_ARGUMENT for bad settings. Access (docs/security.md): send the metadata
+    `authorization: Bearer <token>`; Create and Cancel need the organiser token,
+    List, Get, Watch and FetchRecord the organiser's or a spectator's; otherwise
+    UNAUTHENTICATED (no or an unknown token) or PERMISSION_DENIED (a seat token, or
+    a spectator's for Create/Cancel).
     """
 
     def __init__(self, channel):
@@ -201,7 +205,11 @@ class MatchesStub:
 
 class MatchesServicer:
     """For tournament organisers. Errors: NOT_FOUND for an unknown match_id,
-    INVALID_ARGUMENT for bad settings.
+    INVALID_ARGUMENT for bad settings. Access (docs/security.md): send the metadata
+    `authorization: Bearer <token>`; Create and Cancel need the organiser token,
+    List, Get, Watch and FetchRecord the organiser's or a spectator's; otherwise
+    UNAUTHENTICATED (no or an unknown token) or PERMISSION_DENIED (a seat token, or
+    a spectator's for Create/Cancel).
     """
 
     def Create(self, request, context):
@@ -241,7 +249,9 @@ class MatchesServicer:
         raise NotImplementedError('Method not implemented!')
 
     def FetchRecord(self, request, context):
-        """The match record, line by line (available while the match runs, too).
+        """The match record, line by line. While the match runs: the spectators' copy
+        (header without the seed, public events only), or with `full` (organiser
+        only) the whole record so far.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -290,7 +300,11 @@ def add_MatchesServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class Matches:
     """For tournament organisers. Errors: NOT_FOUND for an unknown match_id,
-    INVALID_ARGUMENT for bad settings.
+    INVALID_ARGUMENT for bad settings. Access (docs/security.md): send the metadata
+    `authorization: Bearer <token>`; Create and Cancel need the organiser token,
+    List, Get, Watch and FetchRecord the organiser's or a spectator's; otherwise
+    UNAUTHENTICATED (no or an unknown token) or PERMISSION_DENIED (a seat token, or
+    a spectator's for Create/Cancel).
     """
 
     @staticmethod

@@ -131,7 +131,11 @@ def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_
 
 class MatchesStub:
     """For tournament organisers. Errors: NOT_FOUND for an unknown match_id,
-    INVALID_ARGUMENT for bad settings.
+    INVALID_ARGUMENT for bad settings. Access (docs/security.md): send the metadata
+    `authorization: Bearer <token>`; Create and Cancel need the organiser token,
+    List, Get, Watch and FetchRecord the organiser's or a spectator's; otherwise
+    UNAUTHENTICATED (no or an unknown token) or PERMISSION_DENIED (a seat token, or
+    a spectator's for Create/Cancel).
     """
 
     @_typing.overload
@@ -151,12 +155,19 @@ class MatchesStub:
     after MatchEnded.
     """
     FetchRecord: _grpc.UnaryStreamMultiCallable[_arena_pb2.FetchRecordRequest, _arena_pb2.RecordChunk]
-    """The match record, line by line (available while the match runs, too)."""
+    """The match record, line by line. While the match runs: the spectators' copy
+    (header without the seed, public events only), or with `full` (organiser
+    only) the whole record so far.
+    """
 
 @_typing.type_check_only
 class MatchesAsyncStub(MatchesStub):
     """For tournament organisers. Errors: NOT_FOUND for an unknown match_id,
-    INVALID_ARGUMENT for bad settings.
+    INVALID_ARGUMENT for bad settings. Access (docs/security.md): send the metadata
+    `authorization: Bearer <token>`; Create and Cancel need the organiser token,
+    List, Get, Watch and FetchRecord the organiser's or a spectator's; otherwise
+    UNAUTHENTICATED (no or an unknown token) or PERMISSION_DENIED (a seat token, or
+    a spectator's for Create/Cancel).
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -173,11 +184,18 @@ class MatchesAsyncStub(MatchesStub):
     after MatchEnded.
     """
     FetchRecord: _aio.UnaryStreamMultiCallable[_arena_pb2.FetchRecordRequest, _arena_pb2.RecordChunk]  # type: ignore[assignment]
-    """The match record, line by line (available while the match runs, too)."""
+    """The match record, line by line. While the match runs: the spectators' copy
+    (header without the seed, public events only), or with `full` (organiser
+    only) the whole record so far.
+    """
 
 class MatchesServicer(metaclass=_abc_1.ABCMeta):
     """For tournament organisers. Errors: NOT_FOUND for an unknown match_id,
-    INVALID_ARGUMENT for bad settings.
+    INVALID_ARGUMENT for bad settings. Access (docs/security.md): send the metadata
+    `authorization: Bearer <token>`; Create and Cancel need the organiser token,
+    List, Get, Watch and FetchRecord the organiser's or a spectator's; otherwise
+    UNAUTHENTICATED (no or an unknown token) or PERMISSION_DENIED (a seat token, or
+    a spectator's for Create/Cancel).
     """
 
     @_abc_1.abstractmethod
@@ -228,6 +246,9 @@ class MatchesServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_pb2.FetchRecordRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_arena_pb2.RecordChunk], _abc.AsyncIterator[_arena_pb2.RecordChunk]]:
-        """The match record, line by line (available while the match runs, too)."""
+        """The match record, line by line. While the match runs: the spectators' copy
+        (header without the seed, public events only), or with `full` (organiser
+        only) the whole record so far.
+        """
 
 def add_MatchesServicer_to_server(servicer: MatchesServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -39,9 +39,19 @@ class Tally:
     errors: list[str] = field(default_factory=list)
 
 
+def open_channel(server: str) -> grpc.aio.Channel:
+    """Plaintext, or TLS trusting ``$ARENA_TLS_CA`` when it is set."""
+    ca = os.environ.get("ARENA_TLS_CA")
+    if not ca:
+        return grpc.aio.insecure_channel(server, options=CHANNEL_OPTIONS)
+    with open(ca, "rb") as pem:
+        credentials = grpc.ssl_channel_credentials(pem.read())
+    return grpc.aio.secure_channel(server, credentials, options=CHANNEL_OPTIONS)
+
+
 async def play(server: str, token: str, tally: Tally) -> None:
     """One seat: hello, then answer each request with its fallback until MatchEnd."""
-    async with grpc.aio.insecure_channel(server, options=CHANNEL_OPTIONS) as channel:
+    async with open_channel(server) as channel:
         call = pb_grpc.ArenaStub(channel).Play()
         try:
             await call.initial_metadata()  # the referee accepted the stream (DESIGN.md)

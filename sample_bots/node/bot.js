@@ -3,6 +3,7 @@
 //
 //   npm ci                                   # once, in this folder
 //   node bot.js --server 127.0.0.1:50051 --token TOKEN
+//   node bot.js --server HOST:PORT --token TOKEN --tls-ca ca.pem   # a TLS server
 //   arena match --bot "node sample_bots/node/bot.js" --bot builtin:greedy ...
 //
 // It loads the contract (proto/arena/v1/arena.proto) at run time, so there is no
@@ -10,6 +11,7 @@
 // then the connection. The guide is docs/protocol.md.
 'use strict';
 
+const fs = require('fs');
 const path = require('path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
@@ -188,13 +190,27 @@ function main() {
     console.error(`${name}: no seat token (--token or ARENA_TOKEN)`);
     process.exit(2);
   }
-  play({ server, token, name, faults: 0, over: false, lostAt: 0 });
+  play({ server, token, name, credentials: credentials(), faults: 0, over: false, lostAt: 0 });
+}
+
+// Plaintext, or TLS: --tls-ca (ARENA_TLS_CA) is the CA that signed the server's
+// certificate (--tls alone trusts the system's roots); --tls-cert and --tls-key
+// (ARENA_TLS_CERT, ARENA_TLS_KEY) are this bot's certificate when the server
+// asks for one (mutual TLS).
+function credentials() {
+  const [ca, cert, key] = ['tls-ca', 'tls-cert', 'tls-key'].map(
+    (name) => option(name, `ARENA_${name.replace('-', '_').toUpperCase()}`));
+  const tls = ca || cert || process.argv.includes('--tls') ||
+    !['', '0', undefined].includes(process.env.ARENA_TLS);
+  if (!tls) return grpc.credentials.createInsecure();
+  const read = (file) => (file ? fs.readFileSync(file) : null);
+  return grpc.credentials.createSsl(read(ca), read(key), read(cert));
 }
 
 // One Play stream. If it breaks before MatchEnd, connect again with the same
 // token (for up to 30 s): the referee re-sends the pending request.
 function play(bot) {
-  const client = new arena.Arena(bot.server, grpc.credentials.createInsecure());
+  const client = new arena.Arena(bot.server, bot.credentials);
   const call = client.Play(); // no gRPC deadline: the stream lasts the whole match
 
   // The server sends its initial metadata as soon as it accepts the stream.

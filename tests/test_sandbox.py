@@ -111,16 +111,30 @@ def _listen() -> tuple[socket.socket, list[tuple[str, int]]]:
     return server, accepted
 
 
+CPP_BOT = ROOT / "sample_bots" / "cpp" / "bot"
+
+
+def _node_bot() -> str | None:
+    node = shutil.which("node")
+    if node and (ROOT / "sample_bots/node/node_modules/@grpc/grpc-js").is_dir():
+        return f"{node} {ROOT / 'sample_bots/node/bot.js'}"
+    return None
+
+
+def _cpp_bot() -> str | None:
+    """The C++ sample bot, built (``make cpp-bot``) if it can be and is not yet."""
+    if not CPP_BOT.is_file() and (ROOT / "sample_bots/cpp/Makefile").is_file():
+        subprocess.run(["make", "cpp-bot"], cwd=ROOT, capture_output=True, timeout=600)
+    return str(CPP_BOT) if CPP_BOT.is_file() else None
+
+
 def _clean_match(record: Path) -> subprocess.Popen[str]:
     """``arena match --sandbox``: Python, Node and C++ sample bots where installed."""
     py = sys.executable
-    node = shutil.which("node")
-    node_ok = node and (ROOT / "sample_bots/node/node_modules/@grpc/grpc-js").is_dir()
-    cpp = ROOT / "sample_bots" / "cpp" / "bot"
     bots = [
         f"{py} {ROOT / 'sample_bots/random_bot.py'} --seed 3",
-        f"{node} {ROOT / 'sample_bots/node/bot.js'}" if node_ok else "builtin:greedy",
-        str(cpp) if cpp.is_file() else f"{py} {ROOT / 'sample_bots/greedy_bot.py'}",
+        _node_bot() or "builtin:greedy",
+        _cpp_bot() or f"{py} {ROOT / 'sample_bots/greedy_bot.py'}",
         f"{py} {ROOT / 'sample_bots/greedy_bot.py'}",
     ]
     argv = [
@@ -350,6 +364,19 @@ def test_sample_bots_play_a_whole_match_in_the_sandbox_without_faults(played: Pl
     record = read_record(played.clean_record)
     assert verify(record).ok
     assert [a for a in record.answers() if a.fault] == []
+
+
+@pytest.mark.parametrize("seat", [1, 2])
+def test_node_and_cpp_bots_were_in_the_sandboxed_match(played: Played, seat: int) -> None:
+    if seat == 1 and _node_bot() is None:
+        pytest.skip("node or sample_bots/node/node_modules missing: a built-in bot sat in")
+    if seat == 2 and not CPP_BOT.is_file():
+        pytest.skip("sample_bots/cpp/bot could not be built here: a Python bot sat in")
+    header = read_record(played.clean_record).header
+    assert header is not None
+    kind = "node" if seat == 1 else "cpp"
+    assert header.seats[seat].bot == kind  # the seat's command...
+    assert header.seats[seat].name.startswith(kind)  # ...and the name its Hello gave
 
 
 def test_check_bot_names_the_limit_in_its_report_and_junit(played: Played) -> None:

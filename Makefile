@@ -65,6 +65,7 @@ bench: setup  ## benchmarks (ratios measured side by side)
 	$(BIN)/python bench/tls.py
 	$(BIN)/python bench/guest_pingpong.py
 	$(BIN)/python bench/sandbox.py
+	$(BIN)/python bench/botzone.py
 
 proto: setup  ## regenerate the committed protobuf code from proto/
 	$(BIN)/python -m arena.server.codegen

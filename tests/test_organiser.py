@@ -132,8 +132,10 @@ def test_bad_requests_get_clear_statuses(
             arena.Check(pb.CheckRequest(token="nope", action=pb.Action(seq=1)), timeout=10)
         assert stranger.value.code() == grpc.StatusCode.UNAUTHENTICATED
         created = matches.Create(pb.CreateMatchRequest(seed=7), timeout=10)
-        verdict = arena.Check(
-            pb.CheckRequest(token=created.seat_tokens[0], action=pb.Action(seq=1)), timeout=10
-        )
-        assert not verdict.accepted and verdict.reason  # not running yet: nothing to judge
+        with pytest.raises(grpc.RpcError) as early:  # not running yet: nothing to judge
+            arena.Check(
+                pb.CheckRequest(token=created.seat_tokens[0], action=pb.Action(seq=1)), timeout=10
+            )
+        assert early.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert "has not started" in (early.value.details() or "")
         matches.Cancel(pb.CancelMatchRequest(match_id=created.match_id), timeout=10)

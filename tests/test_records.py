@@ -234,7 +234,7 @@ def test_header_roster_and_no_token(short: Path) -> None:
         "n", "type", "format", "version", "arena_version", "match_id", "rules", "seed",
         "stacked", "time_control", "policy", "seats",
     ]  # fmt: skip
-    assert (first["format"], first["version"]) == ("arena-record", 1)
+    assert (first["format"], first["version"]) == ("arena-record", 2)
 
 
 def test_every_line_is_numbered_and_the_footer_counts_them(short: Path) -> None:
@@ -665,8 +665,8 @@ def test_empty_and_header_only_records(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_a_newer_version_is_refused_on_line_0(short: Path) -> None:
-    rewrite(short, 0, lambda o: o.update(version=2))
+    rewrite(short, 0, lambda o: o.update(version=3))
     record = read_record(short)
     assert record.header is None
-    assert record.problems[0].startswith("line 0: header: format version 2")
+    assert record.problems[0].startswith("line 0: header: format version 3")
     assert verify(record).line == 0

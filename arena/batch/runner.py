@@ -22,6 +22,7 @@ from typing import IO, Any
 
 import trio
 
+from arena import botzone
 from arena.batch.sandbox import SandboxLimits
 from arena.batch.sandbox.seat import open_socket, referee_socket, run_sandboxed_seat
 from arena.bots import BUILTIN, make_bot
@@ -56,7 +57,12 @@ class BotSpec:
         """``NAME=CMD`` or just ``CMD`` (the name is then derived from the command); CMD
         may start with ``sandbox:``."""
         name, sep, command = text.partition("=")
-        if sep and name and " " not in name and not name.startswith(("builtin:", "sandbox:")):
+        if (
+            sep
+            and name
+            and " " not in name
+            and not name.startswith(("builtin:", "botzone", "sandbox:"))
+        ):
             return cls.sandbox_prefixed(name, command)
         return cls.sandbox_prefixed(bot_name(text), text)
 
@@ -67,6 +73,8 @@ class BotSpec:
         return cls(name, command)
 
     def check(self) -> None:
+        if botzone.is_botzone(self.command):
+            botzone.seat_argv(self.command)  # ValueError: a bad botzone[...] option
         if self.builtin is not None and self.builtin not in BUILTIN:
             raise ValueError(f"unknown built-in bot {self.builtin!r}; known: {', '.join(BUILTIN)}")
 
@@ -286,6 +294,7 @@ async def start_bot(cmd: str, target: str, token: str, seat: int, out: IO[bytes]
         OSError: the command could not be started (a note is written to ``out`` first).
     """
     env = {**os.environ, "ARENA_SERVER": target, "ARENA_TOKEN": token, "ARENA_SEAT": str(seat)}
+    cmd = botzone.seat_command(cmd) if botzone.is_botzone(cmd) else cmd  # docs/botzone.md
     try:
         return await trio.lowlevel.open_process(
             shlex.split(cmd), env=env, stdout=out, stderr=subprocess.STDOUT

@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 # (a hyphen in the command's name is an underscore in the module's: check-bot → check_bot).
 COMMANDS = (
     "selfplay", "match", "serve", "matches", "batch", "tournament", "check-bot", "replay", "show",
+    "botzone-seat",
 )  # fmt: skip
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from arena.batch import BotSpec, default_parallel
 from arena.batch.sandbox import SandboxLimits, format_size, parse_size, require
+from arena.botzone.preset import split_presets
 from arena.referee import FaultPolicy, TimeControl
 from arena.rules import RuleSet
 
@@ -23,13 +24,15 @@ def add_rules(
         nargs="*",
         default=[],
         metavar="KEY=VALUE",
-        help="rule variants, e.g. throw_penalty=none (see shared/RULES.md §9)",
+        help="rule variants, e.g. throw_penalty=none (see shared/RULES.md §9), or a preset: "
+        "botzone (docs/botzone.md)",
     )
 
 
 def rules_of(args: argparse.Namespace) -> RuleSet:
     """The rule set of ``--rules`` and ``--deals``. Raises ``InvalidRules``."""
-    rules = RuleSet.from_pairs(args.rules)
+    base, pairs = split_presets(args.rules)  # a preset name: --rules botzone
+    rules = RuleSet.from_pairs(pairs, base)
     if args.deals is not None:
         rules = RuleSet.from_mapping({"deals": args.deals}, rules)
     return rules

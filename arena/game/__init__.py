@@ -5,12 +5,14 @@ No trio, no gRPC, no clocks, no randomness: a seed and the answers fix the match
 
 from arena.game.deal import DealMachine, Phase
 from arena.game.events import (
+    EVENTS,
     PASS,
     Action,
     BidMade,
     CardDealt,
     CardsPlayed,
     DealEnded,
+    DealRevealed,
     DealStarted,
     Decision,
     Event,
@@ -24,6 +26,7 @@ from arena.game.events import (
     TrickWon,
     TrumpDeclared,
     jsonable,
+    landed,
     team_of,
 )
 from arena.game.match import MatchMachine, MatchSetup
@@ -51,6 +54,7 @@ def order_for(request: Request) -> CardOrder:
 
 
 __all__ = [
+    "EVENTS",
     "PASS",
     "Action",
     "AnswerFault",
@@ -60,6 +64,7 @@ __all__ = [
     "CardsPlayed",
     "DealEnded",
     "DealMachine",
+    "DealRevealed",
     "DealStarted",
     "Decision",
     "Event",
@@ -89,6 +94,7 @@ __all__ = [
     "hands_of",
     "indexed_seat_events",
     "jsonable",
+    "landed",
     "order_for",
     "play_match",
     "public_events",

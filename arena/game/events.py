@@ -190,6 +190,26 @@ class DealEnded(Event):
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class DealRevealed(Event):
+    """Right after ``deal_ended``: every hand as dealt and the kitty as dealt, public
+    now that the deal is over (spectators see no ``card_dealt`` but their own)."""
+
+    type: ClassVar[str] = "deal_revealed"
+    deal: int
+    hands: tuple[tuple[Card, ...], ...]  # by seat, in the order dealt
+    kitty: tuple[Card, ...]  # as dealt, before the dealer took it
+
+    @classmethod
+    def of_deck(
+        cls, deal: int, deck: tuple[Card, ...], first_seat: int, hand_size: int
+    ) -> DealRevealed:
+        """The hands and kitty a deck in dealing order gave, dealt from ``first_seat``."""
+        size = 4 * hand_size
+        hands = tuple(deck[(seat - first_seat) % 4 : size : 4] for seat in range(4))
+        return cls(deal, hands, deck[size:])
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class MatchEnded(Event):
     type: ClassVar[str] = "match_ended"
     winner: int | None  # the winning team, None for a draw
@@ -198,6 +218,24 @@ class MatchEnded(Event):
     reason: str  # "level_a_kept", "passed_a", "deals_played", "forfeit", "cancelled"
     forfeited: int | None = None  # the team that forfeited
     detail: str = ""  # why it was forfeited or cancelled
+
+
+EVENTS: tuple[type[Event], ...] = (
+    DealStarted, CardDealt, BidMade, Redealt, TrumpDeclared, KittyTaken, KittyBuried,
+    ThrowFailed, CardsPlayed, TrickWon, PenaltyApplied, DealEnded, DealRevealed, MatchEnded,
+)  # fmt: skip
+"""Every kind of event a match emits: what records hold and what the wire carries
+(``arena.server.event_table`` maps each to its protobuf message, and fails at import if
+one is missing)."""
+
+
+def landed(events: list[Event], sent: Action) -> Action:
+    """What an accepted answer put on the table, from the events it caused: the whole
+    answer, or after a failed throw only the forced unit (what ``Verdict.played`` says)."""
+    for event in events:
+        if isinstance(event, ThrowFailed):
+            return event.played
+    return sent
 
 
 def team_of(seat: int) -> int:

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from arena.errors import StateError
 from arena.game.deal import DealMachine, Phase
-from arena.game.events import Action, Decision, Event, MatchEnded, team_of
+from arena.game.events import Action, DealRevealed, Decision, Event, MatchEnded, team_of
 from arena.game.shuffle import first_seat, shuffled_deck
 from arena.rules import Card, Rank, RuleSet, Verdict
 
@@ -133,6 +133,8 @@ class MatchMachine:
                 raise StateError("deal over without a result")
             self.deals_played += 1
             self.levels = outcome.levels
+            size = self.rules.hand_size  # the deal is over: every hand as dealt is public
+            self._absorb([DealRevealed.of_deck(deal.deal, deal.deck, deal.first_seat, size)])
             if deal.match_won:
                 team = (
                     team_of(outcome.dealer)

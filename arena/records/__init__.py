@@ -1,6 +1,6 @@
 """Match records: write them as the match goes, read them back, replay and verify them.
 
-The format is specified in docs/records.md (``"format": "arena-record", "version": 1``).
+The format is specified in docs/records.md (``"format": "arena-record", "version": 2``).
 Other layers import from here, never from a module inside (STYLE.md habit 3).
 """
 

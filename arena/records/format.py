@@ -17,29 +17,13 @@ from typing import Any, Final, TypeVar
 
 from arena import __version__
 from arena.errors import ArenaError, InvalidCards, InvalidRules
-from arena.game import (
-    BidMade,
-    CardDealt,
-    CardsPlayed,
-    DealEnded,
-    DealStarted,
-    Event,
-    KittyBuried,
-    KittyTaken,
-    MatchEnded,
-    MatchSetup,
-    PenaltyApplied,
-    Redealt,
-    ThrowFailed,
-    TrickWon,
-    TrumpDeclared,
-)
+from arena.game import EVENTS, Event, MatchSetup
 from arena.rules import Card, Rank, RuleSet, codes, parse_cards
 
 T = TypeVar("T")
 
 FORMAT: Final = "arena-record"
-VERSION: Final = 1
+VERSION: Final = 2  # 2: the deal_revealed event
 
 
 class RecordError(ArenaError, ValueError):
@@ -198,13 +182,7 @@ _KIND_NAMES: Final[dict[type, str]] = {
 
 # -- events from JSON --------------------------------------------------------------------
 
-EVENT_TYPES: Final[dict[str, type[Event]]] = {
-    cls.type: cls
-    for cls in (
-        DealStarted, CardDealt, BidMade, Redealt, TrumpDeclared, KittyTaken, KittyBuried,
-        ThrowFailed, CardsPlayed, TrickWon, PenaltyApplied, DealEnded, MatchEnded,
-    )
-}  # fmt: skip
+EVENT_TYPES: Final[dict[str, type[Event]]] = {cls.type: cls for cls in EVENTS}
 """Every event a record may hold, by its ``type``."""
 
 Converter = Callable[[Any], Any]

@@ -31,6 +31,7 @@ from arena.game import (
     Request,
     SeatFeed,
     indexed_seat_events,
+    landed,
     team_of,
 )
 from arena.referee.control import FaultPolicy, PolicyKind, TimeControl
@@ -276,12 +277,12 @@ class Referee:
         where = (self.match.deal.deal, self.match.deal.trick)  # before the answer moves on
         if fault is None and outcome.sent is not None:
             try:
-                self.match.answer(seat, outcome.sent)  # an illegal answer changes nothing
+                caused = self.match.answer(seat, outcome.sent)  # an illegal one changes nothing
             except IllegalPlay as exc:
                 fault = self._fault(d, outcome.seq, (FaultKind.ILLEGAL_ACTION, exc.reason, True))
             else:
                 self._record_answer(outcome, outcome.sent, None)
-                self._answered(outcome, outcome.sent, None, where)
+                self._answered(outcome, landed(caused, outcome.sent), None, where)
                 return
         assert fault is not None
         played = outcome.request.fallback
@@ -335,6 +336,7 @@ class Referee:
             reason = f"seat {fault.seat} {fault.kind.value}"
             self._input("penalty", team=team, points=fault.penalty_points, reason=reason)
             self.match.penalize(team, fault.penalty_points, reason)
+            self._flush()  # its event follows its input line, before the answer's (replay order)
         if self.fault_counts[team] >= self.policy.max_faults:
             reason = f"team {team} disqualified after {self.policy.max_faults} faults"
             self._input("forfeit", team=team, reason=reason)

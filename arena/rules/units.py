@@ -226,6 +226,56 @@ def arrange(cards: Sequence[Card], units: Sequence[Unit], order: CardOrder) -> l
     return out
 
 
+def arrangements(
+    cards: Sequence[Card], units: Sequence[Unit], order: CardOrder
+) -> set[tuple[int, ...]]:
+    """Every way to arrange ``cards`` into exactly the shapes of ``units``.
+
+    Each arrangement is the high key of each placed unit in the order of ``units``
+    (largest first), with the units of one shape listed highest first, so arrangements
+    that only swap two units of the same shape count once. Empty when the cards do not
+    fit the shapes. Where :func:`arrange` picks one arrangement (the highest placement
+    for the earlier units), this lists all of them: under ``throw_beaten_by: all_units``
+    a play beats the winner when *some* arrangement of it beats every unit (a pair may
+    serve as two singles), and the winner holds with *every* way its cards can be read.
+    """
+    if len(cards) != sum(u.size for u in units):
+        return set()
+    counts = tally(cards, order)
+    groups = [u for u in units if u.width > 1]
+    singles = len(units) - len(groups)
+    found: set[tuple[int, ...]] = set()
+    placed: list[int] = []
+
+    def walk(i: int, ceiling: int | None) -> None:
+        if i == len(groups):
+            rest = sorted((k for k, faces in counts.items() for n in faces.values()
+                           for _ in range(n)), reverse=True)  # fmt: skip
+            if len(rest) == singles:
+                found.add((*placed, *rest))
+            return
+        unit = groups[i]
+        for chain in chains(counts, unit.width, unit.length):
+            high = chain[-1][0]
+            if ceiling is not None and high > ceiling:
+                continue  # the same units in another order: already walked
+            for key, face in chain:
+                counts[key][face] -= unit.width
+            placed.append(high)
+            same = i + 1 < len(groups) and _shape(groups[i + 1]) == _shape(unit)
+            walk(i + 1, high if same else None)
+            placed.pop()
+            for key, face in chain:
+                counts[key][face] += unit.width
+
+    walk(0, None)
+    return found
+
+
+def _shape(unit: Unit) -> tuple[int, int]:
+    return (unit.width, unit.length)
+
+
 def _place(counts: dict[int, dict[Card, int]], groups: Sequence[Unit], i: int) -> list[int] | None:
     """Place ``groups[i:]`` depth first; on success the placed cards stay removed."""
     if i == len(groups):

@@ -11,45 +11,15 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from arena.errors import ProtocolError
-from arena.game import (
-    BidMade,
-    CardDealt,
-    CardsPlayed,
-    DealEnded,
-    DealStarted,
-    Event,
-    Kind,
-    KittyBuried,
-    KittyTaken,
-    MatchEnded,
-    PenaltyApplied,
-    Redealt,
-    Request,
-    SeatView,
-    ThrowFailed,
-    TrickView,
-    TrickWon,
-    TrumpDeclared,
-)
+from arena.game import Event, Kind, MatchEnded, Request, SeatView, TrickView
 from arena.referee import Fault, SeatVerdict, TimeControl
-from arena.rules import CARDS, Card, Rank, RuleSet, Suit
+from arena.rules import Card, Rank, RuleSet
+from arena.server import event_table
+from arena.server.event_table import CARD_TO_PB as _CARD_TO_PB
+from arena.server.event_table import card_from_pb
+from arena.server.event_table import suit_to_pb as _suit
 from arena.v1 import arena_pb2 as pb
 
-_SUIT_TO_PB = {
-    Suit.SPADES: pb.SPADES,
-    Suit.HEARTS: pb.HEARTS,
-    Suit.CLUBS: pb.CLUBS,
-    Suit.DIAMONDS: pb.DIAMONDS,
-}
-_PB_TO_SUIT = {v: k for k, v in _SUIT_TO_PB.items()}
-_CARD_TO_PB = {
-    c: pb.Card(
-        suit=_SUIT_TO_PB[c.suit] if c.suit else pb.JOKER, rank=pb.Rank.ValueType(int(c.rank))
-    )
-    for c in CARDS
-}
-_PB_TO_CARD = {(m.suit, m.rank): c for c, m in _CARD_TO_PB.items()}
 _KIND_TO_PB = {Kind.BID: pb.BID, Kind.BURY: pb.BURY, Kind.PLAY: pb.PLAY}
 _PHASE_TO_PB = {
     "bidding": pb.DEALING,
@@ -81,20 +51,7 @@ def cards_from_pb(cards: Iterable[pb.Card]) -> tuple[Card, ...]:
     Raises:
         ProtocolError: a card whose suit and rank name no card (e.g. unset fields).
     """
-    out: list[Card] = []
-    for m in cards:
-        card = _PB_TO_CARD.get((m.suit, m.rank))
-        if card is None:
-            raise ProtocolError(
-                f"not a card: suit={pb.Suit.Name(m.suit) if m.suit in pb.Suit.values() else m.suit}"
-                f" rank={pb.Rank.Name(m.rank) if m.rank in pb.Rank.values() else m.rank}"
-            )
-        out.append(card)
-    return tuple(out)
-
-
-def _suit(code: str | None) -> pb.Suit.ValueType:
-    return _SUIT_TO_PB[Suit(code)] if code else pb.SUIT_UNSPECIFIED
+    return tuple(card_from_pb(m) for m in cards)
 
 
 def rank_to_pb(rank: Rank) -> pb.Rank.ValueType:
@@ -200,6 +157,7 @@ def fault_to_pb(fault: Fault) -> pb.Fault:
         seq=fault.seq,
         penalty_points=fault.penalty_points,
         played=cards_to_pb(fault.played),
+        charged=fault.charged,
     )
 
 
@@ -217,20 +175,16 @@ def verdict_to_pb(verdict: SeatVerdict) -> pb.RefereeMessage:
 
 
 def result_to_pb(result: MatchEnded, faults: Sequence[Fault] = ()) -> pb.MatchResult:
+    """The result as in the ``match_ended`` event, with the fault tallies added."""
     penalties = [0, 0]
     counts = [0, 0, 0, 0]
     for f in faults:
         penalties[f.seat % 2] += f.penalty_points
         counts[f.seat] += 1
-    return pb.MatchResult(
-        winner_team=_seat(result.winner),
-        levels=[rank_to_pb(r) for r in result.levels],
-        deals=result.deals,
-        reason=result.reason,
-        forfeited_team=_seat(result.forfeited),
-        fault_penalty_points=penalties,
-        fault_counts=counts,
-    )
+    m = event_table.event_to_pb(result).match_ended.result
+    m.fault_penalty_points.extend(penalties)
+    m.fault_counts.extend(counts)
+    return m
 
 
 def time_control_to_pb(tc: TimeControl) -> pb.TimeControl:
@@ -268,81 +222,4 @@ def rules_from_pb(values: dict[str, str]) -> RuleSet:
 
 def event_to_pb(event: Event, index: int = 0) -> pb.Event:
     """One domain event (already redacted for its viewer) as a wire event."""
-    m = pb.Event(index=index)
-    if isinstance(event, DealStarted):
-        m.deal_started.CopyFrom(
-            pb.DealStarted(
-                deal=event.deal,
-                dealer=_seat(event.dealer),
-                level=rank_to_pb(event.level),
-                first_seat=event.first_seat,
-            )
-        )
-    elif isinstance(event, CardDealt):
-        m.card_dealt.CopyFrom(pb.CardDealt(seat=event.seat, card=_CARD_TO_PB[event.card]))
-    elif isinstance(event, BidMade):
-        m.bid_made.CopyFrom(pb.BidMade(seat=event.seat, cards=cards_to_pb(event.cards)))
-    elif isinstance(event, Redealt):
-        m.redeal.CopyFrom(pb.Redeal(reason=event.reason, count=event.attempt))
-    elif isinstance(event, TrumpDeclared):
-        m.trump_declared.CopyFrom(
-            pb.TrumpDeclared(
-                level=rank_to_pb(event.level),
-                suit=_suit(event.suit),
-                no_trump=event.suit is None,
-                dealer=event.dealer,
-                source=event.source,
-            )
-        )
-    elif isinstance(event, KittyTaken):
-        m.kitty_taken.CopyFrom(pb.KittyTaken(seat=event.seat, cards=cards_to_pb(event.cards)))
-    elif isinstance(event, KittyBuried):
-        m.kitty_buried.CopyFrom(pb.KittyBuried(seat=event.seat, cards=cards_to_pb(event.cards)))
-    elif isinstance(event, CardsPlayed):
-        m.cards_played.CopyFrom(
-            pb.CardsPlayed(seat=event.seat, cards=cards_to_pb(event.cards), trick=event.trick)
-        )
-    elif isinstance(event, ThrowFailed):
-        m.throw_failed.CopyFrom(
-            pb.ThrowFailed(
-                seat=event.seat,
-                attempted=cards_to_pb(event.attempted),
-                played=cards_to_pb(event.played),
-                returned=cards_to_pb(event.returned),
-                blocker=event.blocker,
-                penalty=event.penalty,
-            )
-        )
-    elif isinstance(event, TrickWon):
-        m.trick_won.CopyFrom(
-            pb.TrickWon(trick=event.trick, winner=event.winner, points=event.points)
-        )
-    elif isinstance(event, DealEnded):
-        m.deal_ended.CopyFrom(
-            pb.DealEnded(
-                deal=event.deal,
-                attacker_points=event.attacker_points,
-                kitty=cards_to_pb(event.kitty),
-                kitty_multiplier=event.kitty_multiplier,
-                kitty_bonus=event.kitty_bonus,
-                penalty_points=event.penalty_points,
-                winner=event.winner,
-                levels_gained=event.levels_gained,
-                levels=[rank_to_pb(r) for r in event.levels],
-                next_dealer=event.next_dealer,
-                trick_points=event.trick_points,
-            )
-        )
-    elif isinstance(event, MatchEnded):
-        m.match_ended.CopyFrom(pb.MatchEnded(result=result_to_pb(event)))
-    elif isinstance(event, PenaltyApplied):
-        m.fault_recorded.CopyFrom(
-            pb.FaultRecorded(
-                fault=pb.Fault(
-                    seat=-1,
-                    reason=f"team {event.team}: {event.reason}",
-                    penalty_points=event.points,
-                )
-            )
-        )
-    return m
+    return event_table.event_to_pb(event, index)

@@ -22,7 +22,7 @@ from typing import Any
 import structlog
 import trio
 
-from arena.errors import ProtocolError
+from arena.errors import ArenaError, ProtocolError
 from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder
 from arena.records import Restored, read_record, reopen, restore
 from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, Resume, Seat, TimeControl
@@ -33,6 +33,10 @@ from arena.v1 import arena_pb2 as pb
 
 log = structlog.get_logger()
 PROTOCOL = 1
+
+
+class NothingToCheck(ArenaError):
+    """``Check`` asked while the match is not running or the seat is not being asked."""
 
 
 class MatchState(enum.Enum):
@@ -243,16 +247,22 @@ class MatchHost:
         return past
 
     def check(self, match_id: str, seat: int, action: pb.Action) -> pb.Verdict:
-        """The ``Check`` dry run: judge ``action`` for ``seat``'s pending decision."""
+        """The ``Check`` dry run: judge ``action`` for ``seat``'s pending decision.
+
+        Raises:
+            NothingToCheck: the match is not running or the seat has no pending request
+                (``FAILED_PRECONDITION``: there is nothing to judge the action against).
+        """
         hosted = self.get(match_id)
         referee = hosted.referee
         if referee is None or referee.match.finished:
-            return pb.Verdict(seq=action.seq, reason="the match is not running")
+            state = "is over" if referee is not None or hosted.done.is_set() else "has not started"
+            raise NothingToCheck(f"match {hosted.id} {state}: no pending decision to check")
         pending = {d.seat for d in referee.match.pending()}
         remote = hosted.remote(seat)
         asked = remote.pending_seq if remote is not None else None
         if seat not in pending or asked is None:
-            return pb.Verdict(seq=action.seq, reason="this seat has no pending decision")
+            raise NothingToCheck(f"seat {seat} has no pending decision to check")
         if action.seq != asked:
             return pb.Verdict(
                 seq=action.seq,
@@ -288,8 +298,11 @@ class MatchHost:
                 hosted.error = f"{type(exc).__name__}: {exc}"
                 log.exception("match_failed", error=hosted.error)
             finally:
-                for digest in hosted.token_hashes:
-                    self.tokens.remove_hash(digest)
+                for seat in range(4):  # its tokens stay known: a bot is told the match is over
+                    if (remote := hosted.remote(seat)) is not None:
+                        remote.finished = True
+                        if remote.conn is not None:  # a failed match ends its streams too
+                            remote.conn.close()
                 hosted.done.set()
                 for callback in hosted.watchers:
                     callback(None)

@@ -32,6 +32,7 @@ Send = Callable[[pb.RefereeMessage], bool]
 Close = Callable[[], bool]
 FLOOD_LIMIT = 256  # unrequested messages kept at most; more are dropped and counted
 LOGGED_LATE = 20  # late answers logged one by one; after that, one line per thousand
+MATCH_OVER = "the match is over"  # attach's refusal once the match has ended (FAILED_PRECONDITION)
 
 
 class Signal(enum.Enum):
@@ -58,6 +59,12 @@ class Malformed:
 
 
 Inbound = pb.BotMessage | Malformed | Signal
+# Faults a client may report against itself (Action.fault); anything else is MALFORMED.
+_SELF_REPORTED = {
+    pb.TIMEOUT: FaultKind.TIMEOUT,
+    pb.ILLEGAL_ACTION: FaultKind.ILLEGAL_ACTION,
+    pb.MALFORMED: FaultKind.MALFORMED,
+}
 
 
 class RemoteSeat:
@@ -96,7 +103,7 @@ class RemoteSeat:
     def attach(self, conn: Connection) -> str | None:
         """A stream presented this seat's token. Returns an error, or ``None`` if taken."""
         if self.finished:
-            return "the match is over"
+            return f"{MATCH_OVER}: {self.match_id}"
         if self.conn is not None:
             return "this seat is already connected (a seat token admits one stream)"
         resumed = self._resumed or self.ever_connected.is_set()
@@ -200,6 +207,9 @@ class RemoteSeat:
             raise BotError(
                 FaultKind.UNKNOWN_SEQUENCE, f"answer for seq {action.seq}, but seq {seq} was asked"
             )
+        if action.fault != pb.FAULT_NONE:  # the client reports it has no proper answer
+            reported = _SELF_REPORTED.get(action.fault, FaultKind.MALFORMED)
+            raise BotError(reported, action.reason[:500] or "the bot reported a fault")
         try:
             return convert.cards_from_pb(action.cards)
         except ProtocolError as exc:

@@ -2,8 +2,9 @@
 
 No rule or game logic lives here (STYLE.md habit 14). Each method is short: it finds
 the seat or match, crosses to the trio thread through the bridge, and writes what
-comes back. A bad token gets ``UNAUTHENTICATED``; the server sends its initial
-metadata as soon as it accepts a stream, so the status reaches the client reliably.
+comes back. A bad token gets ``UNAUTHENTICATED``, a finished match's token
+``FAILED_PRECONDITION`` (as does ``Check`` with no decision pending); the server sends its
+initial metadata as soon as it accepts a stream, so the status reaches the client reliably.
 """
 
 from __future__ import annotations
@@ -24,8 +25,15 @@ from arena.referee import FaultPolicy
 from arena.server import convert
 from arena.server.access import Access, Refusal, Role
 from arena.server.bridge import AsyncioOutbox, call_in_trio_nowait
-from arena.server.host import PROTOCOL, HostedMatch, MatchHost, MatchSpec, MatchState
-from arena.server.remote import Connection, Malformed, RemoteSeat
+from arena.server.host import (
+    PROTOCOL,
+    HostedMatch,
+    MatchHost,
+    MatchSpec,
+    MatchState,
+    NothingToCheck,
+)
+from arena.server.remote import MATCH_OVER, Connection, Malformed, RemoteSeat
 from arena.server.spectate import DelayedFeed, SpectatorDelay, spectator_record
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -90,7 +98,9 @@ class ArenaService(pb_grpc.ArenaServicer):
         )
         error = await run_in_trio(self.trio, seat.attach, conn)
         if error is not None:
-            await context.abort(grpc.StatusCode.ALREADY_EXISTS, error)
+            over = error.startswith(MATCH_OVER)
+            code = grpc.StatusCode.FAILED_PRECONDITION if over else grpc.StatusCode.ALREADY_EXISTS
+            await context.abort(code, error)
         reader = asyncio.create_task(self._read(context, seat, conn.id, outbox))
         try:
             async for message in outbox:
@@ -151,9 +161,12 @@ class ArenaService(pb_grpc.ArenaServicer):
         if found is None:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown seat token")
         hosted, seat = found
-        verdict: pb.Verdict = await run_in_trio(
-            self.trio, self.host.check, hosted.id, seat, request.action
-        )
+        try:
+            verdict: pb.Verdict = await run_in_trio(
+                self.trio, self.host.check, hosted.id, seat, request.action
+            )
+        except NothingToCheck as exc:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
         return verdict
 
 

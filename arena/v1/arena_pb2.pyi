@@ -441,10 +441,22 @@ class Action(_message.Message):
 
     SEQ_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
+    FAULT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     """The Request.seq being answered. An Action whose seq is not the seat's
     pending request (too late, or invented) is never applied.
     """
+    fault: Global___FaultKind.ValueType
+    """A client that cannot give a proper answer says so instead of sending cards:
+    typically a bridge whose bot process crashed, printed garbage or named a
+    card it does not hold (arena botzone-seat, docs/botzone.md). The referee
+    records a fault of this kind at once (TIMEOUT, ILLEGAL_ACTION or MALFORMED;
+    any other value counts as MALFORMED) with `reason`, and plays the
+    fallback; `cards` are ignored. FAULT_NONE (the default): a normal answer.
+    """
+    reason: _builtins.str
+    """with `fault`: why, in the words of the client's own world"""
     @_builtins.property
     def cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
         """BID: empty = pass; otherwise the cards of exactly one entry of
@@ -458,10 +470,12 @@ class Action(_message.Message):
         *,
         seq: _builtins.int = ...,
         cards: _abc.Iterable[Global___Card] | None = ...,
+        fault: Global___FaultKind.ValueType = ...,
+        reason: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "seq", b"seq"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "fault", b"fault", "reason", b"reason", "seq", b"seq"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -499,7 +513,10 @@ Global___Bid: _TypeAlias = Bid  # noqa: Y015
 
 @_typing.final
 class Fault(_message.Message):
-    """A recorded fault. Sent to everyone (FaultRecorded event) and in MatchEnd."""
+    """A recorded fault: the faulting seat is told in its Verdict; every fault of
+    the match is listed in MatchEnd.faults (a lenient charge is also public as
+    the PenaltyApplied event).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -511,6 +528,7 @@ class Fault(_message.Message):
     SEQ_FIELD_NUMBER: _builtins.int
     PENALTY_POINTS_FIELD_NUMBER: _builtins.int
     PLAYED_FIELD_NUMBER: _builtins.int
+    CHARGED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """the seat at fault"""
     kind: Global___FaultKind.ValueType
@@ -528,6 +546,11 @@ class Fault(_message.Message):
     policy): the attackers lose them, or the dealer team gives them to the
     attackers, at the end of the deal. 0 if none.
     """
+    charged: _builtins.bool
+    """false for a decision that came up while the seat was still away after a
+    disconnection already charged: recorded, played by fallback, not charged
+    again (no penalty, not counted towards max_faults).
+    """
     @_builtins.property
     def played(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
         """what was played instead (the fallback); empty for a pass"""
@@ -543,10 +566,11 @@ class Fault(_message.Message):
         seq: _builtins.int = ...,
         penalty_points: _builtins.int = ...,
         played: _abc.Iterable[Global___Card] | None = ...,
+        charged: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal", b"deal", "kind", b"kind", "penalty_points", b"penalty_points", "played", b"played", "reason", b"reason", "seat", b"seat", "seq", b"seq", "trick", b"trick"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["charged", b"charged", "deal", b"deal", "kind", b"kind", "penalty_points", b"penalty_points", "played", b"played", "reason", b"reason", "seat", b"seat", "seq", b"seq", "trick", b"trick"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -847,7 +871,8 @@ class DealStarted(_message.Message):
     Events (what happened), shared by the Play stream, Watch and records
     ---------------------------------------------------------------------------
 
-    A deal begins; dealing starts with first_seat.
+    A deal begins (or, in the first deal, begins again after a Redeal); dealing
+    starts with first_seat.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -856,6 +881,8 @@ class DealStarted(_message.Message):
     DEALER_FIELD_NUMBER: _builtins.int
     LEVEL_FIELD_NUMBER: _builtins.int
     FIRST_SEAT_FIELD_NUMBER: _builtins.int
+    ATTEMPT_FIELD_NUMBER: _builtins.int
+    LEVELS_FIELD_NUMBER: _builtins.int
     deal: _builtins.int
     """deal number, from 1"""
     dealer: _builtins.int
@@ -864,6 +891,12 @@ class DealStarted(_message.Message):
     """the deal's level rank"""
     first_seat: _builtins.int
     """the seat dealt to first"""
+    attempt: _builtins.int
+    """Which dealing of this deal: 0, then 1, 2, 3 after redeals of the first deal."""
+    @_builtins.property
+    def levels(self) -> _containers.RepeatedScalarFieldContainer[Global___Rank.ValueType]:
+        """both teams' levels as the deal starts, index = team"""
+
     def __init__(
         self,
         *,
@@ -871,10 +904,12 @@ class DealStarted(_message.Message):
         dealer: _builtins.int = ...,
         level: Global___Rank.ValueType = ...,
         first_seat: _builtins.int = ...,
+        attempt: _builtins.int = ...,
+        levels: _abc.Iterable[Global___Rank.ValueType] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal", b"deal", "dealer", b"dealer", "first_seat", b"first_seat", "level", b"level"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempt", b"attempt", "deal", b"deal", "dealer", b"dealer", "first_seat", b"first_seat", "level", b"level", "levels", b"levels"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -975,6 +1010,8 @@ class TrumpDeclared(_message.Message):
     NO_TRUMP_FIELD_NUMBER: _builtins.int
     DEALER_FIELD_NUMBER: _builtins.int
     SOURCE_FIELD_NUMBER: _builtins.int
+    BIDDER_FIELD_NUMBER: _builtins.int
+    REVEALED_FIELD_NUMBER: _builtins.int
     level: Global___Rank.ValueType
     """the deal's level rank"""
     suit: Global___Suit.ValueType
@@ -987,6 +1024,14 @@ class TrumpDeclared(_message.Message):
     """"bid" (the winning bid), "kitty" (no bid in a later deal: the kitty
     decided) or "redeal_fallback" (third redeal in a row in the first deal).
     """
+    bidder: _builtins.int
+    """the seat whose bid won; -1 when the kitty decided"""
+    @_builtins.property
+    def revealed(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
+        """The kitty cards turned up to decide the trump without a bid (source
+        "kitty" or "redeal_fallback"); empty after a bid.
+        """
+
     def __init__(
         self,
         *,
@@ -995,10 +1040,12 @@ class TrumpDeclared(_message.Message):
         no_trump: _builtins.bool = ...,
         dealer: _builtins.int = ...,
         source: _builtins.str = ...,
+        bidder: _builtins.int = ...,
+        revealed: _abc.Iterable[Global___Card] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dealer", b"dealer", "level", b"level", "no_trump", b"no_trump", "source", b"source", "suit", b"suit"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bidder", b"bidder", "dealer", b"dealer", "level", b"level", "no_trump", b"no_trump", "revealed", b"revealed", "source", b"source", "suit", b"suit"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1151,28 +1198,28 @@ class TrickWon(_message.Message):
     TRICK_FIELD_NUMBER: _builtins.int
     WINNER_FIELD_NUMBER: _builtins.int
     POINTS_FIELD_NUMBER: _builtins.int
-    CARDS_FIELD_NUMBER: _builtins.int
+    ATTACKER_POINTS_FIELD_NUMBER: _builtins.int
     trick: _builtins.int
     """trick number, from 1"""
     winner: _builtins.int
     """the seat that won it (and leads the next)"""
     points: _builtins.int
     """card points in the trick, to the winner's side"""
-    @_builtins.property
-    def cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
-        """all cards of the trick"""
-
+    attacker_points: _builtins.int
+    """Card points the attackers have won in tricks so far this deal, this trick
+    included (before the kitty and penalties).
+    """
     def __init__(
         self,
         *,
         trick: _builtins.int = ...,
         winner: _builtins.int = ...,
         points: _builtins.int = ...,
-        cards: _abc.Iterable[Global___Card] | None = ...,
+        attacker_points: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "points", b"points", "trick", b"trick", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attacker_points", b"attacker_points", "points", b"points", "trick", b"trick", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1196,6 +1243,7 @@ class DealEnded(_message.Message):
     NEXT_DEALER_FIELD_NUMBER: _builtins.int
     TRICK_POINTS_FIELD_NUMBER: _builtins.int
     FAULT_PENALTY_POINTS_FIELD_NUMBER: _builtins.int
+    DEALER_FIELD_NUMBER: _builtins.int
     deal: _builtins.int
     """deal number, from 1"""
     attacker_points: _builtins.int
@@ -1218,6 +1266,8 @@ class DealEnded(_message.Message):
     """card points the attackers won in tricks"""
     fault_penalty_points: _builtins.int
     """fault penalties included in P"""
+    dealer: _builtins.int
+    """the deal's dealer seat"""
     @_builtins.property
     def kitty(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
         """the buried kitty, shown to all"""
@@ -1241,10 +1291,11 @@ class DealEnded(_message.Message):
         next_dealer: _builtins.int = ...,
         trick_points: _builtins.int = ...,
         fault_penalty_points: _builtins.int = ...,
+        dealer: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["attacker_points", b"attacker_points", "deal", b"deal", "fault_penalty_points", b"fault_penalty_points", "kitty", b"kitty", "kitty_bonus", b"kitty_bonus", "kitty_multiplier", b"kitty_multiplier", "levels", b"levels", "levels_gained", b"levels_gained", "next_dealer", b"next_dealer", "penalty_points", b"penalty_points", "trick_points", b"trick_points", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attacker_points", b"attacker_points", "deal", b"deal", "dealer", b"dealer", "fault_penalty_points", b"fault_penalty_points", "kitty", b"kitty", "kitty_bonus", b"kitty_bonus", "kitty_multiplier", b"kitty_multiplier", "levels", b"levels", "levels_gained", b"levels_gained", "next_dealer", b"next_dealer", "penalty_points", b"penalty_points", "trick_points", b"trick_points", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1252,8 +1303,10 @@ Global___DealEnded: _TypeAlias = DealEnded  # noqa: Y015
 
 @_typing.final
 class DealRevealed(_message.Message):
-    """After a deal ends: every seat's dealt hand and the original kitty, for
-    spectators, records and post-mortems. Sent to all.
+    """Right after DealEnded: every seat's dealt hand and the original kitty, for
+    spectators, records and post-mortems. Public: sent to every seat and
+    spectator. (Not sent for a dealing that ends in a Redeal, nor for a deal cut
+    short by a forfeit or a cancellation.)
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1287,36 +1340,6 @@ class DealRevealed(_message.Message):
 Global___DealRevealed: _TypeAlias = DealRevealed  # noqa: Y015
 
 @_typing.final
-class SeatConnection(_message.Message):
-    """A seat's connection changed (public; useful to spectators)."""
-
-    DESCRIPTOR: _descriptor.Descriptor
-
-    SEAT_FIELD_NUMBER: _builtins.int
-    CONNECTED_FIELD_NUMBER: _builtins.int
-    RESUMED_FIELD_NUMBER: _builtins.int
-    seat: _builtins.int
-    """the seat whose bot connected or went away"""
-    connected: _builtins.bool
-    """true: now connected; false: the stream ended"""
-    resumed: _builtins.bool
-    """a reconnection with the seat's token"""
-    def __init__(
-        self,
-        *,
-        seat: _builtins.int = ...,
-        connected: _builtins.bool = ...,
-        resumed: _builtins.bool = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["connected", b"connected", "resumed", b"resumed", "seat", b"seat"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-Global___SeatConnection: _TypeAlias = SeatConnection  # noqa: Y015
-
-@_typing.final
 class MatchEnded(_message.Message):
     """The match is over."""
 
@@ -1341,28 +1364,39 @@ class MatchEnded(_message.Message):
 Global___MatchEnded: _TypeAlias = MatchEnded  # noqa: Y015
 
 @_typing.final
-class FaultRecorded(_message.Message):
-    """A fault was recorded (public)."""
+class PenaltyApplied(_message.Message):
+    """The fault policy (lenient) charged a team points for a fault (public). The
+    faulting seat learns the fault itself from its Verdict; every fault of the
+    match is listed in MatchEnd.faults.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    FAULT_FIELD_NUMBER: _builtins.int
-    @_builtins.property
-    def fault(self) -> Global___Fault:
-        """the fault, as also listed in MatchEnd.faults"""
-
+    TEAM_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    team: _builtins.int
+    """the team charged (0: seats 0+2, 1: seats 1+3)"""
+    points: _builtins.int
+    """Points charged against that team, settled at the end of this deal: the
+    attackers lose them, or the dealer team gives them to the attackers.
+    """
+    reason: _builtins.str
+    """e.g. "seat 2 timeout" """
     def __init__(
         self,
         *,
-        fault: Global___Fault | None = ...,
+        team: _builtins.int = ...,
+        points: _builtins.int = ...,
+        reason: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["fault", b"fault"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault", b"fault"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["points", b"points", "reason", b"reason", "team", b"team"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___FaultRecorded: _TypeAlias = FaultRecorded  # noqa: Y015
+Global___PenaltyApplied: _TypeAlias = PenaltyApplied  # noqa: Y015
 
 @_typing.final
 class Event(_message.Message):
@@ -1386,8 +1420,7 @@ class Event(_message.Message):
     DEAL_ENDED_FIELD_NUMBER: _builtins.int
     DEAL_REVEALED_FIELD_NUMBER: _builtins.int
     MATCH_ENDED_FIELD_NUMBER: _builtins.int
-    FAULT_RECORDED_FIELD_NUMBER: _builtins.int
-    SEAT_CONNECTION_FIELD_NUMBER: _builtins.int
+    PENALTY_APPLIED_FIELD_NUMBER: _builtins.int
     index: _builtins.int
     """Position in the match's event stream, from 0, shared by all viewers and
     the record; a viewer that is not sent some events (e.g. other seats'
@@ -1446,12 +1479,8 @@ class Event(_message.Message):
         """the match is over"""
 
     @_builtins.property
-    def fault_recorded(self) -> Global___FaultRecorded:
-        """a seat was faulted"""
-
-    @_builtins.property
-    def seat_connection(self) -> Global___SeatConnection:
-        """a bot connected or disconnected"""
+    def penalty_applied(self) -> Global___PenaltyApplied:
+        """a fault cost a team points"""
 
     def __init__(
         self,
@@ -1470,14 +1499,13 @@ class Event(_message.Message):
         deal_ended: Global___DealEnded | None = ...,
         deal_revealed: Global___DealRevealed | None = ...,
         match_ended: Global___MatchEnded | None = ...,
-        fault_recorded: Global___FaultRecorded | None = ...,
-        seat_connection: Global___SeatConnection | None = ...,
+        penalty_applied: Global___PenaltyApplied | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["bid_made", b"bid_made", "card_dealt", b"card_dealt", "cards_played", b"cards_played", "deal_ended", b"deal_ended", "deal_revealed", b"deal_revealed", "deal_started", b"deal_started", "fault_recorded", b"fault_recorded", "kind", b"kind", "kitty_buried", b"kitty_buried", "kitty_taken", b"kitty_taken", "match_ended", b"match_ended", "redeal", b"redeal", "seat_connection", b"seat_connection", "throw_failed", b"throw_failed", "trick_won", b"trick_won", "trump_declared", b"trump_declared"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bid_made", b"bid_made", "card_dealt", b"card_dealt", "cards_played", b"cards_played", "deal_ended", b"deal_ended", "deal_revealed", b"deal_revealed", "deal_started", b"deal_started", "kind", b"kind", "kitty_buried", b"kitty_buried", "kitty_taken", b"kitty_taken", "match_ended", b"match_ended", "penalty_applied", b"penalty_applied", "redeal", b"redeal", "throw_failed", b"throw_failed", "trick_won", b"trick_won", "trump_declared", b"trump_declared"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bid_made", b"bid_made", "card_dealt", b"card_dealt", "cards_played", b"cards_played", "deal_ended", b"deal_ended", "deal_revealed", b"deal_revealed", "deal_started", b"deal_started", "fault_recorded", b"fault_recorded", "index", b"index", "kind", b"kind", "kitty_buried", b"kitty_buried", "kitty_taken", b"kitty_taken", "match_ended", b"match_ended", "redeal", b"redeal", "seat_connection", b"seat_connection", "throw_failed", b"throw_failed", "trick_won", b"trick_won", "trump_declared", b"trump_declared"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bid_made", b"bid_made", "card_dealt", b"card_dealt", "cards_played", b"cards_played", "deal_ended", b"deal_ended", "deal_revealed", b"deal_revealed", "deal_started", b"deal_started", "index", b"index", "kind", b"kind", "kitty_buried", b"kitty_buried", "kitty_taken", b"kitty_taken", "match_ended", b"match_ended", "penalty_applied", b"penalty_applied", "redeal", b"redeal", "throw_failed", b"throw_failed", "trick_won", b"trick_won", "trump_declared", b"trump_declared"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["deal_started", "card_dealt", "bid_made", "redeal", "trump_declared", "kitty_taken", "kitty_buried", "cards_played", "throw_failed", "trick_won", "deal_ended", "deal_revealed", "match_ended", "fault_recorded", "seat_connection"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["deal_started", "card_dealt", "bid_made", "redeal", "trump_declared", "kitty_taken", "kitty_buried", "cards_played", "throw_failed", "trick_won", "deal_ended", "deal_revealed", "match_ended", "penalty_applied"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -1537,47 +1565,69 @@ class MatchResult(_message.Message):
     FORFEITED_TEAM_FIELD_NUMBER: _builtins.int
     FAULT_PENALTY_POINTS_FIELD_NUMBER: _builtins.int
     FAULT_COUNTS_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
     winner_team: _builtins.int
-    """0 or 1; -1 for a draw or a cancelled match"""
+    """0 or 1; -1 when no team won (a draw, a cancelled or failed match). Always
+    set, so the JSON form shows `"winnerTeam": 0` for team 0 (proto3 would
+    otherwise leave a 0 out and team 0 would look like no winner).
+    """
     deals: _builtins.int
     """deals played"""
     reason: _builtins.str
     """"level_a_kept" (a team kept the deal as dealer team at level A),
     "passed_a" (a team moved past A, where A need not be defended),
     "deals_played" (the configured number of deals was reached),
-    "forfeit" (a team was disqualified by the fault policy),
-    "cancelled" (an organiser cancelled it), "failed" (the referee crashed).
+    "forfeit" (a team was disqualified by the fault policy: see detail),
+    "cancelled" (an organiser cancelled it, or the server stopped it). A match
+    whose referee failed has no result (MatchInfo.state FAILED, .error).
     """
     forfeited_team: _builtins.int
-    """-1 if none"""
+    """The team disqualified by the fault policy; -1 if none. Always set, as
+    winner_team.
+    """
+    detail: _builtins.str
+    """Why: for "forfeit" the disqualification (e.g. "team 0 disqualified after
+    10 faults", "seat 2 timeout: …" under the strict policy), for "cancelled"
+    the organiser's reason; "" otherwise.
+    """
     @_builtins.property
     def levels(self) -> _containers.RepeatedScalarFieldContainer[Global___Rank.ValueType]:
         """final levels, index = team"""
 
     @_builtins.property
     def fault_penalty_points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """fault penalties charged, index = team"""
+        """Fault penalties charged, index = team. Empty in the MatchEnded event (the
+        game does not count faults); filled in MatchEnd and MatchInfo.
+        """
 
     @_builtins.property
     def fault_counts(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """faults, index = seat"""
+        """Faults, index = seat. Empty in the MatchEnded event, as fault_penalty_points."""
 
     def __init__(
         self,
         *,
-        winner_team: _builtins.int = ...,
+        winner_team: _builtins.int | None = ...,
         levels: _abc.Iterable[Global___Rank.ValueType] | None = ...,
         deals: _builtins.int = ...,
         reason: _builtins.str = ...,
-        forfeited_team: _builtins.int = ...,
+        forfeited_team: _builtins.int | None = ...,
         fault_penalty_points: _abc.Iterable[_builtins.int] | None = ...,
         fault_counts: _abc.Iterable[_builtins.int] | None = ...,
+        detail: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_forfeited_team", b"_forfeited_team", "_winner_team", b"_winner_team", "forfeited_team", b"forfeited_team", "winner_team", b"winner_team"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deals", b"deals", "fault_counts", b"fault_counts", "fault_penalty_points", b"fault_penalty_points", "forfeited_team", b"forfeited_team", "levels", b"levels", "reason", b"reason", "winner_team", b"winner_team"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_forfeited_team", b"_forfeited_team", "_winner_team", b"_winner_team", "deals", b"deals", "detail", b"detail", "fault_counts", b"fault_counts", "fault_penalty_points", b"fault_penalty_points", "forfeited_team", b"forfeited_team", "levels", b"levels", "reason", b"reason", "winner_team", b"winner_team"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__forfeited_team: _TypeAlias = _typing.Literal["forfeited_team"]  # noqa: Y015
+    _WhichOneofArgType__forfeited_team: _TypeAlias = _typing.Literal["_forfeited_team", b"_forfeited_team"]  # noqa: Y015
+    _WhichOneofReturnType__winner_team: _TypeAlias = _typing.Literal["winner_team"]  # noqa: Y015
+    _WhichOneofArgType__winner_team: _TypeAlias = _typing.Literal["_winner_team", b"_winner_team"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__forfeited_team) -> _WhichOneofReturnType__forfeited_team | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__winner_team) -> _WhichOneofReturnType__winner_team | None: ...
 
 Global___MatchResult: _TypeAlias = MatchResult  # noqa: Y015
 

@@ -28,8 +28,11 @@ if _version_not_supported:
 class ArenaStub:
     """Bots are clients (so they work behind NAT). A bot opens Play, waits for the
     server's initial metadata, sends Hello, and then answers Requests.
-    Status codes: UNAUTHENTICATED for an unknown token, FAILED_PRECONDITION for
-    an unsupported protocol version or a finished match.
+    Status codes (docs/protocol.md): UNAUTHENTICATED for an unknown token, no
+    Hello within 5 s, or a first message that is not a Hello;
+    FAILED_PRECONDITION for an unsupported protocol version or a match that is
+    over; ALREADY_EXISTS when the seat already has a live stream;
+    INVALID_ARGUMENT for a first message that cannot be decoded.
     """
 
     def __init__(self, channel):
@@ -53,8 +56,11 @@ class ArenaStub:
 class ArenaServicer:
     """Bots are clients (so they work behind NAT). A bot opens Play, waits for the
     server's initial metadata, sends Hello, and then answers Requests.
-    Status codes: UNAUTHENTICATED for an unknown token, FAILED_PRECONDITION for
-    an unsupported protocol version or a finished match.
+    Status codes (docs/protocol.md): UNAUTHENTICATED for an unknown token, no
+    Hello within 5 s, or a first message that is not a Hello;
+    FAILED_PRECONDITION for an unsupported protocol version or a match that is
+    over; ALREADY_EXISTS when the seat already has a live stream;
+    INVALID_ARGUMENT for a first message that cannot be decoded.
     """
 
     def Play(self, request_iterator, context):
@@ -68,6 +74,8 @@ class ArenaServicer:
     def Check(self, request, context):
         """Dry-run a candidate action against the seat's pending Request.
         A seq that is not pending gives accepted = false, fault = UNKNOWN_SEQUENCE.
+        FAILED_PRECONDITION when no decision of the seat is pending (the match has
+        not started, is over, or it is another seat's turn).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -97,8 +105,11 @@ def add_ArenaServicer_to_server(servicer, server):
 class Arena:
     """Bots are clients (so they work behind NAT). A bot opens Play, waits for the
     server's initial metadata, sends Hello, and then answers Requests.
-    Status codes: UNAUTHENTICATED for an unknown token, FAILED_PRECONDITION for
-    an unsupported protocol version or a finished match.
+    Status codes (docs/protocol.md): UNAUTHENTICATED for an unknown token, no
+    Hello within 5 s, or a first message that is not a Hello;
+    FAILED_PRECONDITION for an unsupported protocol version or a match that is
+    over; ALREADY_EXISTS when the seat already has a live stream;
+    INVALID_ARGUMENT for a first message that cannot be decoded.
     """
 
     @staticmethod

@@ -65,8 +65,11 @@ GRPC_VERSION: str
 class ArenaStub:
     """Bots are clients (so they work behind NAT). A bot opens Play, waits for the
     server's initial metadata, sends Hello, and then answers Requests.
-    Status codes: UNAUTHENTICATED for an unknown token, FAILED_PRECONDITION for
-    an unsupported protocol version or a finished match.
+    Status codes (docs/protocol.md): UNAUTHENTICATED for an unknown token, no
+    Hello within 5 s, or a first message that is not a Hello;
+    FAILED_PRECONDITION for an unsupported protocol version or a match that is
+    over; ALREADY_EXISTS when the seat already has a live stream;
+    INVALID_ARGUMENT for a first message that cannot be decoded.
     """
 
     @_typing.overload
@@ -80,14 +83,19 @@ class ArenaStub:
     Check: _grpc.UnaryUnaryMultiCallable[_arena_pb2.CheckRequest, _arena_pb2.Verdict]
     """Dry-run a candidate action against the seat's pending Request.
     A seq that is not pending gives accepted = false, fault = UNKNOWN_SEQUENCE.
+    FAILED_PRECONDITION when no decision of the seat is pending (the match has
+    not started, is over, or it is another seat's turn).
     """
 
 @_typing.type_check_only
 class ArenaAsyncStub(ArenaStub):
     """Bots are clients (so they work behind NAT). A bot opens Play, waits for the
     server's initial metadata, sends Hello, and then answers Requests.
-    Status codes: UNAUTHENTICATED for an unknown token, FAILED_PRECONDITION for
-    an unsupported protocol version or a finished match.
+    Status codes (docs/protocol.md): UNAUTHENTICATED for an unknown token, no
+    Hello within 5 s, or a first message that is not a Hello;
+    FAILED_PRECONDITION for an unsupported protocol version or a match that is
+    over; ALREADY_EXISTS when the seat already has a live stream;
+    INVALID_ARGUMENT for a first message that cannot be decoded.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -98,13 +106,18 @@ class ArenaAsyncStub(ArenaStub):
     Check: _aio.UnaryUnaryMultiCallable[_arena_pb2.CheckRequest, _arena_pb2.Verdict]  # type: ignore[assignment]
     """Dry-run a candidate action against the seat's pending Request.
     A seq that is not pending gives accepted = false, fault = UNKNOWN_SEQUENCE.
+    FAILED_PRECONDITION when no decision of the seat is pending (the match has
+    not started, is over, or it is another seat's turn).
     """
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
     """Bots are clients (so they work behind NAT). A bot opens Play, waits for the
     server's initial metadata, sends Hello, and then answers Requests.
-    Status codes: UNAUTHENTICATED for an unknown token, FAILED_PRECONDITION for
-    an unsupported protocol version or a finished match.
+    Status codes (docs/protocol.md): UNAUTHENTICATED for an unknown token, no
+    Hello within 5 s, or a first message that is not a Hello;
+    FAILED_PRECONDITION for an unsupported protocol version or a match that is
+    over; ALREADY_EXISTS when the seat already has a live stream;
+    INVALID_ARGUMENT for a first message that cannot be decoded.
     """
 
     @_abc_1.abstractmethod
@@ -125,6 +138,8 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_arena_pb2.Verdict, _abc.Awaitable[_arena_pb2.Verdict]]:
         """Dry-run a candidate action against the seat's pending Request.
         A seq that is not pending gives accepted = false, fault = UNKNOWN_SEQUENCE.
+        FAILED_PRECONDITION when no decision of the seat is pending (the match has
+        not started, is over, or it is another seat's turn).
         """
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

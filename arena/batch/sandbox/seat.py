@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from arena import botzone
 from arena.batch.sandbox.bwrap import SandboxUnavailable
 from arena.batch.sandbox.limits import SandboxLimits
 from arena.batch.sandbox.run import SandboxedProcess, run_sandboxed
@@ -56,6 +57,8 @@ async def run_sandboxed_seat(
     with open(log_path, "wb") as out:
         out.write(f"arena: sandbox: {limits.describe()}\n".encode())
         out.flush()
+        if botzone.is_botzone(cmd):  # the bridge and its bot share the sandbox
+            cmd = botzone.seat_command(cmd)
         try:
             process = SandboxedProcess.start(cmd, socket, token, seat, limits, hidden)
         except (OSError, ValueError, SandboxUnavailable) as exc:  # ValueError: bad quoting

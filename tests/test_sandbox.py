@@ -7,10 +7,10 @@ test opened on 127.0.0.1; one forks 1,000 children; one allocates memory until s
 one spins the CPU, and one has three children spin it; one prints 100 MB. Meanwhile, in
 other processes: ``arena match --sandbox`` plays the Python and Node sample bots (and
 the C++ one, when built); another ``arena match --sandbox`` seats a bot that dies of
-SIGSEGV; ``arena batch`` seats the memory hog as ``sandbox:CMD`` beside an unconfined
-sample bot; ``arena check-bot --sandbox`` checks the memory hog. The module runs all that
-once; each test checks one part: contained, the fault named after the limit, every match
-finished and its record verified.
+SIGSEGV beside a Botzone bot; ``arena batch`` seats the memory hog as ``sandbox:CMD``
+beside an unconfined sample bot; ``arena check-bot --sandbox`` checks the memory hog.
+The module runs all that once; each test checks one part: contained, the fault named
+after the limit, every match finished and its record verified.
 
 The bots' folder is a copy in a temporary folder with the records folder *inside* it:
 the sandbox must hide it even there. Where bubblewrap cannot run, the module is skipped
@@ -190,11 +190,13 @@ def _check_bot(bots: Path, out: Path, junit: Path) -> subprocess.Popen[str]:
 
 
 def _segv_match(bots: Path, record: Path) -> subprocess.Popen[str]:
-    """``arena match --sandbox`` with a bot that dies of a segmentation fault."""
+    """``arena match --sandbox`` with a bot that dies of a segmentation fault, beside a
+    Botzone bot (the bridge and the bot in one sandbox)."""
+    botzone = f"botzone[simple]:{sys.executable} {ROOT / 'tests/botzone/bz_simple.py'}"
     argv = [sys.executable, "-m", "arena.cli.main", "match", "--seed", "9", "--deals", "1",
-            "--sandbox", "--record", str(record), "--penalty", "0",
+            "--sandbox", "--record", str(record), "--penalty", "0", "--rules", "botzone",
             "--bot", "builtin:greedy", "--bot", f"{sys.executable} {bots / 'sandboxed.py'} segv",
-            "--bot", "builtin:random", "--bot", "builtin:greedy"]  # fmt: skip
+            "--bot", "builtin:random", "--bot", botzone]  # fmt: skip
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -389,6 +391,8 @@ def test_arena_match_shows_a_crash_with_its_signal(played: Played) -> None:
     out = played.segv.stdout
     assert played.segv.returncode == 0, out  # the match finished, faults and all
     assert "fault: seat 1 crashed" in out and "killed by SIGSEGV" in out, out
+    assert "fault: seat 3" not in out  # the Botzone bot played its whole match
+    assert "sandboxed seats 1, 3" in out
 
 
 def test_batch_counts_the_limit_and_leaves_the_plain_bot_alone(played: Played) -> None:

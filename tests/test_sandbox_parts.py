@@ -106,6 +106,15 @@ def test_a_venv_python_bot_gets_its_venv_its_python_and_its_folder() -> None:
     assert Path(sys.base_prefix).resolve() in [p.resolve() for p in paths]  # its Python
 
 
+def test_a_launcher_gets_the_folders_of_the_command_it_runs() -> None:
+    words = [sys.executable, "-m", "arena.cli.main", "botzone-seat", "--", "python3", "b/x.py"]
+    paths = bot_paths(words, ROOT / "tests", os.environ["PATH"])
+    assert Path(sys.prefix) in paths
+    assert ROOT / "tests" / "b" not in paths  # no such file: nothing made up
+    words[-1] = "botzone/bz_simple.py"
+    assert ROOT / "tests" / "botzone" in bot_paths(words, ROOT / "tests", os.environ["PATH"])
+
+
 def test_command_line_hides_records_inside_a_bound_folder(tmp_path: Path) -> None:
     bot = tmp_path / "bot"
     (bot / "records").mkdir(parents=True)

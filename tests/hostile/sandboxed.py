@@ -6,7 +6,8 @@ MODE is one of: ``spy PATH...`` (try to read each path, or list it if a folder),
 ``tcp PORT`` (connect to 127.0.0.1:PORT, and only there), ``fork N`` (start N sleeping
 children), ``memory`` (allocate until stopped), ``cpu`` (spin), ``print MB`` (write MB
 megabytes to stdout), ``segv`` (die of a segmentation fault), ``spread N`` (N children
-spin the CPU while the bot plays on: each under the per-process limit for a while).
+spin the CPU while the bot waits for them: each alone under the per-process limit for a
+while, together over the sandbox's).
 What it saw goes to stdout as one line ``SANDBOX {json}`` (the seat log; the sandbox
 hides the test's report file), before the attack for the attacks that kill it.
 """
@@ -117,6 +118,7 @@ def spread() -> None:
         if os.fork() == 0:
             while True:
                 pass
+    os.wait()  # forever: the match goes on (timeouts) until the sandbox is stopped
 
 
 def segv() -> None:

@@ -155,10 +155,15 @@ def sandbox_env(env: Mapping[str, str], server: str, token: str, seat: int) -> d
 def bot_paths(words: Sequence[str], cwd: Path, path: str) -> list[Path]:
     """The host folders the command needs to read: the program's prefix (for a venv's
     ``python`` the venv and the Python it was made from) and the bot's own folder (that
-    of the first argument naming an existing file, e.g. ``bot.py`` or ``bot.js``)."""
+    of the first argument naming an existing file, e.g. ``bot.py`` or ``bot.js``); for a
+    launcher's ``... -- CMD`` (the Botzone bridge), those of CMD as well."""
     if not words:
         return []
     out: list[Path] = []
+    if "--" in words[1:]:  # a launcher (the Botzone bridge): the command after -- too
+        cut = words.index("--", 1)
+        out += bot_paths(words[cut + 1 :], cwd, path)
+        words = words[:cut]
     program = words[0]
     found = (str(cwd / program) if "/" in program else shutil.which(program, path=path)) or ""
     if found and os.path.exists(found):

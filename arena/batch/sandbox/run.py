@@ -4,8 +4,8 @@ report how it ended.
 bubblewrap is started from the calling (trio) thread, not a worker thread as
 ``trio.lowlevel.open_process`` does: ``--die-with-parent`` is tied to the thread that
 started the sandbox, and trio's idle worker threads exit after 10 s, which would kill
-the bot. The exit is awaited on a pidfd; ``wait4`` gives the CPU time of the whole
-sandbox (the sandbox's init reaps every process in it).
+the bot. The exit is awaited on a pidfd. The CPU time of the whole sandbox is read
+from /proc while it runs (``watch.py``).
 """
 
 from __future__ import annotations
@@ -92,7 +92,8 @@ class SandboxedProcess:
                 os.close(self._pidfd)
             self.returncode = os.waitstatus_to_exitcode(status)
             self.popen.returncode = self.returncode  # reaped here, not by Popen
-            self.cpu_seconds = usage.ru_utime + usage.ru_stime
+            # bubblewrap need not reap its init: the last reading may be the better one
+            self.cpu_seconds = max(self.cpu_seconds, usage.ru_utime + usage.ru_stime)
             self.exited.set()
 
     async def _watch_cpu(self) -> None:
@@ -102,7 +103,7 @@ class SandboxedProcess:
             with trio.move_on_after(CPU_CHECK):
                 await self.exited.wait()
                 return
-            used = cpu_seconds(self.pid)
+            used = self.cpu_seconds = cpu_seconds(self.pid)
             if used > limit and self.returncode is None:
                 self.stopped = Ending(
                     FaultKind.CPU_LIMIT,

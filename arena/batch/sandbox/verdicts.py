@@ -72,9 +72,14 @@ def judge(
             f"wrote more than {format_size(limits.output_bytes)} to stdout/stderr: stopped",
         )
     sig = -status if status < 0 else status - 128 if status > 128 else 0
-    spent = f"{cpu_seconds:.1f} s of CPU (limit {limits.cpu_seconds} s)"
-    if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_seconds >= limits.cpu_seconds):
-        return Ending(FaultKind.CPU_LIMIT, f"killed by {signal_name(sig)} after {spent}")
+    if sig == signal.SIGXCPU:
+        return Ending(
+            FaultKind.CPU_LIMIT,
+            f"killed by SIGXCPU: a process used its {limits.cpu_seconds} s of CPU",
+        )
+    if sig == signal.SIGKILL and cpu_seconds >= limits.cpu_seconds:
+        spent = f"{cpu_seconds:.1f} s of CPU (limit {limits.cpu_seconds} s)"
+        return Ending(FaultKind.CPU_LIMIT, f"killed by SIGKILL after {spent}")
     how = f"killed by {signal_name(sig)}" if sig else f"exited with status {status}"
     memory = format_size(limits.memory_bytes)
     if any(w in tail for w in MEMORY_WORDS):

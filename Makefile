@@ -4,6 +4,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 RSTAMP  := $(VENV)/.ray-installed
+ESTAMP  := $(VENV)/.env-installed
 NODEBOT := sample_bots/node
 NSTAMP  := $(NODEBOT)/node_modules/.installed
 
@@ -19,12 +20,18 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
-setup: $(STAMP) $(RSTAMP) $(NSTAMP)  ## create .venv with the pinned dependencies and the project
+setup: $(STAMP) $(RSTAMP) $(ESTAMP) $(NSTAMP)  ## create .venv with the pinned dependencies and the project
 
 # The optional Ray extra (arena[ray], pinned by requirements-ray.lock), so that the
 # tests run `arena batch --ray local` on a real local Ray instance (~260 MB, ~45 s).
 $(RSTAMP): $(STAMP) requirements-ray.lock
 	$(BIN)/python -m pip install --quiet -r requirements-ray.lock
+	@touch $@
+
+# The optional PettingZoo environment extra (arena[env], pinned by requirements-env.lock),
+# so that the arena.env tests run (~40 MB, a few seconds).
+$(ESTAMP): $(STAMP) requirements-env.lock
+	$(BIN)/python -m pip install --quiet -r requirements-env.lock
 	@touch $@
 
 # The Node sample bot's packages (pinned by its package-lock.json). Without node and
@@ -41,7 +48,7 @@ $(NSTAMP): $(NODEBOT)/package.json $(NODEBOT)/package-lock.json
 nodebot: $(NSTAMP)  ## npm ci for the Node sample bot (skipped without node/npm)
 
 lint: setup  ## ruff and mypy --strict
-	$(BIN)/ruff check arena tests bench sample_bots
+	$(BIN)/ruff check arena tests bench sample_bots examples
 	$(BIN)/mypy arena
 
 test: setup lint  ## lint, then the whole test suite
@@ -66,6 +73,7 @@ bench: setup  ## benchmarks (ratios measured side by side)
 	$(BIN)/python bench/guest_pingpong.py
 	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/botzone.py
+	$(BIN)/python bench/env.py
 
 proto: setup  ## regenerate the committed protobuf code from proto/
 	$(BIN)/python -m arena.server.codegen

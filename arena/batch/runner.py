@@ -48,6 +48,10 @@ class BotSpec:
 
     @property
     def builtin(self) -> str | None:
+        """The in-process bot's name for ``make_bot``: ``NAME`` for ``builtin:NAME``,
+        the whole ``policy:MODULE:FUNCTION`` for an arena.env policy; else ``None``."""
+        if self.command.startswith("policy:"):
+            return self.command
         return (
             self.command.removeprefix("builtin:") if self.command.startswith("builtin:") else None
         )
@@ -73,6 +77,9 @@ class BotSpec:
         return cls(name, command)
 
     def check(self) -> None:
+        if self.command.startswith("policy:"):
+            make_bot(self.command)  # loads it: a missing module fails here, not mid-match
+            return
         if botzone.is_botzone(self.command):
             botzone.seat_argv(self.command)  # ValueError: a bad botzone[...] option
         if self.builtin is not None and self.builtin not in BUILTIN:
@@ -83,7 +90,7 @@ def bot_name(command: str) -> str:
     """A short name for a bot command (``sandbox:`` aside): its script's name (``random_bot`` for
     ``python sample_bots/random_bot.py``), or the script's folder when the script has a
     generic name (``node`` for ``node sample_bots/node/bot.js``)."""
-    if command.startswith("builtin:"):
+    if command.startswith(("builtin:", "policy:")):
         return command
     words = shlex.split(command.removeprefix(SANDBOX_PREFIX))
     scripts = [w for w in words if w.endswith((".py", ".js", ".rb", ".jar", ".exe"))]

@@ -36,6 +36,7 @@ import trio
 
 from arena.batch.runner import play_hosted
 from arena.batch.sandbox import SandboxLimits, unavailable
+from arena.batch.sandbox.watch import tree
 from arena.bots import make_bot
 from arena.cli.main import main
 from arena.records import read_record
@@ -413,22 +414,19 @@ def test_arena_show_names_the_limit(played: Played, capsys: pytest.CaptureFixtur
 
 def test_no_sandbox_process_outlives_its_match(played: Played) -> None:
     """--die-with-parent and the kill at the end: no bwrap of ours is left."""
-    mine = subprocess.run(["pgrep", "-P", str(os.getpid()), "bwrap"], capture_output=True)
-    assert mine.stdout == b""
+    left = [p for p in _descendants(os.getpid()) if _comm(p) == "bwrap"]
+    assert left == []
 
 
 def _descendants(pid: int) -> set[int]:
-    table = subprocess.run(["ps", "-e", "-o", "pid=,ppid="], capture_output=True, text=True)
-    children: dict[int, list[int]] = {}
-    for line in table.stdout.splitlines():
-        child, parent = map(int, line.split())
-        children.setdefault(parent, []).append(child)
-    found, todo = set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.add(child)
-            todo.append(child)
-    return found
+    return set(tree(pid)) - {pid}
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 def _alive(pid: int) -> bool:

@@ -85,6 +85,8 @@ def test_sandbox_prefix_per_bot() -> None:
     assert BotSpec.parse("me=sandbox:python bot.py") == BotSpec("me", "python bot.py", True)
     assert BotSpec.parse("python bot.py") == BotSpec("bot", "python bot.py", False)
     assert BotSpec.parse("builtin:greedy").sandboxed is False
+    with pytest.raises(ValueError, match="only commands can be sandboxed"):
+        BotSpec.parse("sandbox:builtin:greedy").check()
 
 
 def test_the_bot_environment_holds_nothing_of_the_referee() -> None:

@@ -77,6 +77,8 @@ class BotSpec:
         return cls(name, command)
 
     def check(self) -> None:
+        if self.sandboxed and self.builtin is not None:
+            raise ValueError(f"{self.command!r} runs inside arena: only commands can be sandboxed")
         if self.command.startswith("policy:"):
             make_bot(self.command)  # loads it: a missing module fails here, not mid-match
             return

@@ -74,6 +74,7 @@ bench: setup  ## benchmarks (ratios measured side by side)
 	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/botzone.py
 	$(BIN)/python bench/env.py
+	$(BIN)/python bench/http_overhead.py
 
 proto: setup  ## regenerate the committed protobuf code from proto/
 	$(BIN)/python -m arena.server.codegen

@@ -66,7 +66,8 @@ POLICY = FaultPolicy(max_faults=50)  # let every hostile match run to its end
 CONNECT = 60.0  # seconds for a match's bots to connect (a loaded machine is slow)
 NEVER = 3.0  # the connect timeout of a match whose hostile bot never joins
 RUN_TIMEOUT = 120.0  # the whole module's matches; beyond this something hangs
-LEAVE = 20.0  # seconds a bot may take to exit after its match ended
+LEAVE = 60.0  # seconds a bot may take to exit after its match ended (a never-seated
+# bot may still be starting when its match is forfeited, on a loaded machine)
 
 
 def hostile(name: str, *args: str) -> list[str]:
@@ -313,8 +314,8 @@ def _expect(name: str, p: Played, h: int) -> None:
         assert reports == [
             {"status": "INVALID_ARGUMENT", "details": "unreadable message: DecodeError"}
         ]
-    elif name == "garbage-first":
-        assert kinds == [FaultKind.DISCONNECTED]
+    elif name == "garbage-first":  # it never took its seat: its team forfeits unplayed
+        assert kinds == []
         assert [r["status"] for r in reports] == ["INVALID_ARGUMENT"]
         assert not p.seat(h).ever_connected.is_set()
     elif name == "flood":
@@ -336,8 +337,8 @@ def _expect(name: str, p: Played, h: int) -> None:
         assert kinds == []
         assert reports[0] == {"status": "ALREADY_EXISTS"}
         assert p.seat(3).name == "random_bot"  # the real seat 3 kept its seat
-    elif name == "silent":
-        assert kinds == [FaultKind.DISCONNECTED]
+    elif name == "silent":  # never took its seat either
+        assert kinds == []
         [closed] = reports
         assert closed["status"] == "UNAUTHENTICATED" and 0.9 < closed["after"] < 5
     else:  # pragma: no cover
@@ -347,7 +348,14 @@ def _expect(name: str, p: Played, h: int) -> None:
 @pytest.mark.parametrize("name", list(CASES))
 def test_a_hostile_bot_is_faulted_and_its_match_played_out(run: Run, name: str) -> None:
     case, p = CASES[name], run.matches[name]
-    assert p.hosted.state is MatchState.FINISHED and p.reason == "deals_played"
+    never_seated = not p.seat(case.seat).ever_connected.is_set()
+    # a seat that never connects cannot win: its team forfeits before the first deal
+    assert p.hosted.state is MatchState.FINISHED
+    assert p.reason == ("forfeit" if never_seated else "deals_played")
+    if never_seated:
+        result = p.hosted.result
+        assert result is not None and result.forfeited == case.seat % 2
+        assert "never connected" in result.detail
     others = [f for f in p.faults if f.seat != case.seat]
     assert others == [], f"well-behaved seats were faulted: {others}"
     assert case.sample is None or p.codes[case.sample] == 0, p.codes

@@ -25,6 +25,7 @@ import trio
 from arena import botzone
 from arena.batch.sandbox import SandboxLimits
 from arena.batch.sandbox.seat import open_socket, referee_socket, run_sandboxed_seat
+from arena.batch.startup import BotFailure, StartupWatch
 from arena.bots import BUILTIN, make_bot
 from arena.game import Bot, MatchSetup
 from arena.records import RecordHeader, RecordWriter, SeatRecord
@@ -200,10 +201,14 @@ async def _play_job(job: MatchJob, started: float) -> MatchSummary:
         },
         stacked=dict(stacked),
     )
+    failures: list[BotFailure] = []
     limits = job.sandbox or SandboxLimits()
     sandboxed = {i: limits for i, b in enumerate(job.bots) if b.sandboxed and not b.builtin}
-    hosted = await play_hosted(spec, [b.command for b in job.bots], job.record, None, sandboxed)
-    return _summary(job, names, hosted.state.value, hosted.referee, started, hosted.error)
+    hosted = await play_hosted(
+        spec, [b.command for b in job.bots], job.record, failures=failures, sandboxed=sandboxed
+    )
+    error = "; ".join([f.short() for f in failures] + ([hosted.error] if hosted.error else []))
+    return _summary(job, names, hosted.state.value, hosted.referee, started, error)
 
 
 def _summary(
@@ -243,16 +248,21 @@ async def play_hosted(
     commands: Sequence[str],
     record: str | None,
     logs: Path | None = None,
+    failures: list[BotFailure] | None = None,
     sandboxed: Mapping[int, SandboxLimits] | None = None,
 ) -> HostedMatch:
     """Serve one match on a free loopback port and run its command seats as subprocesses
-    (with ``ARENA_SERVER`` and ``ARENA_TOKEN``); returns when the match is over. The
+    (with ``ARENA_SERVER`` and ``ARENA_TOKEN``); returns when the match is over.
+
+    A bot that cannot start, exits early or never connects is reported on stderr at
+    once and added to ``failures``; a seat never taken makes its team forfeit. The
     seats of ``sandboxed`` run in the sandbox, under their limits, and reach the server
-    through a Unix socket."""
+    through a Unix socket (docs/sandbox.md).
+    """
     if sandboxed:
         with referee_socket() as socket:
-            return await _play_hosted(spec, commands, record, logs, sandboxed, socket)
-    return await _play_hosted(spec, commands, record, logs, {}, "")
+            return await _play_hosted(spec, commands, record, logs, failures, sandboxed, socket)
+    return await _play_hosted(spec, commands, record, logs, failures, {}, "")
 
 
 async def _play_hosted(
@@ -260,6 +270,7 @@ async def _play_hosted(
     commands: Sequence[str],
     record: str | None,
     logs: Path | None,
+    failures: list[BotFailure] | None,
     sandboxed: Mapping[int, SandboxLimits],
     socket: str,
 ) -> HostedMatch:
@@ -269,6 +280,9 @@ async def _play_hosted(
         if socket:
             open_socket(socket)
         hosted = server.host.create(spec)
+        watch = StartupWatch(server.host, spec.connect_timeout)
+        if failures is not None:
+            watch.failures = failures
         # next to the record (``hosted.record`` is only set once the match starts)
         folder = logs or (Path(record).parent if record else Path("records"))
         async with trio.open_nursery() as nursery:
@@ -279,7 +293,7 @@ async def _play_hosted(
                     hidden = (folder, Path(record).parent if record else folder)
                     nursery.start_soon(partial(
                         run_sandboxed_seat, cmd, socket, token, seat, log, hosted,
-                        sandboxed[seat], hidden,
+                        sandboxed[seat], hidden, watch=watch,
                     ))  # fmt: skip
                 elif token is not None:
                     nursery.start_soon(
@@ -290,6 +304,7 @@ async def _play_hosted(
                         folder / f"{hosted.id}.seat{seat}.log",
                         hosted,
                         seat,
+                        watch,
                     )
             await hosted.done.wait()
         return hosted
@@ -314,16 +329,28 @@ async def start_bot(cmd: str, target: str, token: str, seat: int, out: IO[bytes]
 
 
 async def run_bot_process(
-    cmd: str, target: str, token: str, log_path: Path, hosted: HostedMatch, seat: int
+    cmd: str,
+    target: str,
+    token: str,
+    log_path: Path,
+    hosted: HostedMatch,
+    seat: int,
+    watch: StartupWatch | None = None,
 ) -> None:
-    """Run one bot command until the match is over (then give it 5 s to leave)."""
+    """Run one bot command until the match is over (then give it 5 s to leave);
+    ``watch`` reports its failure to start, to stay or to connect."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as out:
         try:
             process = await start_bot(cmd, target, token, seat, out)
-        except OSError:
+        except OSError as exc:
+            if watch is not None:
+                out.flush()
+                watch.fail(hosted, seat, cmd, log_path, f"could not start: {exc.strerror or exc}")
             return
         try:
+            if watch is not None:
+                await watch.watch(process, hosted, seat, cmd, log_path)
             await hosted.done.wait()
             with trio.move_on_after(5):
                 await process.wait()

@@ -161,4 +161,9 @@ def run(args: argparse.Namespace) -> int:
         if sandboxed:
             print(f"\nsandboxed: {', '.join(sandboxed)}: {summary['sandbox']['limits']}")
         print(f"\nrecords and summary.json in {out}/")
-    return 0 if summary["completed"] == summary["matches"] else 1
+    failed_bots = [r for r in results if r.error]
+    for r in failed_bots[:5]:
+        print(f"match {r.index}: {r.error}", file=sys.stderr)
+    if len(failed_bots) > 5:
+        print(f"… and {len(failed_bots) - 5} more matches with errors", file=sys.stderr)
+    return 0 if summary["completed"] == summary["matches"] and not failed_bots else 1

@@ -5,9 +5,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
+from collections.abc import MutableMapping
 from typing import Any, TextIO
 
 import structlog
+
+from arena.text import printable
 
 
 class _CurrentStderr:
@@ -37,6 +40,7 @@ def configure_logging(
     """JSON lines when the stream is not a terminal (or ``json_logs``), else console."""
     out: Any = stream or _CurrentStderr()
     use_json = json_logs if json_logs is not None else not out.isatty()
+    escape: list[structlog.typing.Processor] = [] if use_json else [_escape_controls]
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer()
         if use_json
@@ -49,6 +53,7 @@ def configure_logging(
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.StackInfoRenderer(),
             structlog.processors.format_exc_info,
+            *escape,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(
@@ -68,3 +73,11 @@ def add_logging_options(parser: object) -> None:
         help="log verbosity on stderr (default warning: faults and problems)",
     )
     add("--log-json", action="store_true", default=None, help="JSON log lines even on a terminal")
+
+
+def _escape_controls(
+    _logger: Any, _name: str, event: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
+    """On a terminal, a bot's name or text must not drive it: escape control characters
+    in every string value (JSON lines escape them already)."""
+    return {k: printable(v) if isinstance(v, str) else v for k, v in event.items()}

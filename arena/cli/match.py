@@ -3,7 +3,9 @@
 Starts the server on a free loopback port, launches each ``--bot`` command as a
 subprocess with ``ARENA_SERVER`` and ``ARENA_TOKEN`` in its environment (``builtin:NAME``
 seats an in-process bot instead), plays the match, prints a result table and writes
-the record. Exits 0 when the match completed, faults included.
+the record. Exits 0 when the match completed, faults included; 1 when it did not, or
+when a bot could not start, exited before the end or never connected (reported at
+once with its exit status and last output lines; its team forfeits).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import trio
 
 from arena.batch.runner import BotSpec, bot_name, local_bots, play_hosted
 from arena.batch.sandbox import SandboxLimits, SandboxUnavailable
+from arena.batch.startup import BotFailure
 from arena.cli.logs import add_logging_options, configure_logging
 from arena.cli.options import (
     add_clock,
@@ -95,19 +98,27 @@ def run(args: argparse.Namespace) -> int:
     except (ArenaError, ValueError, SandboxUnavailable) as exc:
         print(f"arena match: {exc}", file=sys.stderr)
         return 2
+    failures: list[BotFailure] = []
     sandboxed = {i: limits for i, b in enumerate(bots) if b.sandboxed and not b.builtin}
-    hosted = trio.run(_play, spec, [b.command for b in bots], args.record, sandboxed)
+    commands = [b.command for b in bots]
+    hosted = trio.run(_play, spec, commands, args.record, failures, sandboxed)
     _print_result(hosted)
+    for failure in failures:
+        print(f"bot failure: {failure.short()} (log: {failure.log})")
     if sandboxed:
         seats = ", ".join(map(str, sorted(sandboxed)))
         print(f"sandboxed seats {seats}: {limits.describe()}")
-    return 0 if hosted.state is MatchState.FINISHED else 1
+    return 0 if hosted.state is MatchState.FINISHED and not failures else 1
 
 
 async def _play(
-    spec: MatchSpec, commands: list[str], record: str | None, sandboxed: dict[int, SandboxLimits]
+    spec: MatchSpec,
+    commands: list[str],
+    record: str | None,
+    failures: list[BotFailure],
+    sandboxed: dict[int, SandboxLimits],
 ) -> HostedMatch:
-    return await play_hosted(spec, commands, record, None, sandboxed)
+    return await play_hosted(spec, commands, record, failures=failures, sandboxed=sandboxed)
 
 
 def _print_result(hosted: HostedMatch) -> None:

@@ -111,6 +111,11 @@ def register(sub: Any) -> None:
     watch = verbs.add_parser("watch", parents=[common], help="follow the public events")
     watch.add_argument("match_id", metavar="MATCH")
     watch.add_argument("--from", dest="from_index", type=int, default=0, metavar="INDEX")
+    shape = watch.add_mutually_exclusive_group()
+    shape.add_argument(
+        "--table", action="store_true", help="draw the table (the default on a terminal)"
+    )
+    shape.add_argument("--json", action="store_true", help="one JSON event per line (piped)")
     watch.set_defaults(verb=_watch, timeout=None)
 
     fetch = verbs.add_parser("fetch", parents=[common], help="the match record (JSON Lines)")
@@ -240,6 +245,15 @@ def _print_infos(infos: Iterable[pb.MatchInfo], as_json: bool) -> None:
 
 def _watch(stub: pb_grpc.MatchesStub, args: argparse.Namespace, md: Metadata) -> int:
     request = pb.WatchRequest(match_id=args.match_id, from_index=args.from_index)
+    if args.table or (not args.json and sys.stdout.isatty()):
+        from rich.console import Console
+
+        from arena.cli.watch_table import draw
+
+        info = stub.Get(pb.GetMatchRequest(match_id=args.match_id), metadata=md, timeout=10)
+        events = stub.Watch(request, metadata=md, timeout=args.timeout)
+        draw(events, list(info.seat_names), f"match {args.match_id}", Console())
+        return 0
     for event in stub.Watch(request, metadata=md, timeout=args.timeout):
         print(json.dumps(MessageToDict(event, preserving_proto_field_name=True)), flush=True)
     return 0

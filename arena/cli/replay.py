@@ -12,6 +12,7 @@ import argparse
 from typing import Any
 
 from arena.records import Record, read_record, verify
+from arena.text import MAX_NAME, MAX_REASON, printable
 
 INCOMPLETE = 3
 
@@ -35,30 +36,35 @@ def run(args: argparse.Namespace) -> int:
     try:
         record = read_record(args.record)
     except OSError as exc:
-        print(f"arena replay: cannot read {args.record}: {exc.strerror or exc}")
+        _say(f"arena replay: cannot read {args.record}: {exc.strerror or exc}")
         return 2
     for line in summary(record):
-        print(line)
+        _say(line)
     if args.verify:
         result = verify(record)
         if result.ok:
-            print(result)
+            _say(str(result))
             return 0
         if not result.complete and result.message.startswith("incomplete"):
-            print(f"{result.message} (consistent with the replay up to there)")
+            _say(f"{result.message} (consistent with the replay up to there)")
             return INCOMPLETE
-        print(f"divergence at {result}")
+        _say(f"divergence at {result}")
         return 1
     if record.problems:
-        print(f"problem at {record.problems[0]}")
+        _say(f"problem at {record.problems[0]}")
         for problem in record.problems[1:5]:
-            print(f"  also {problem}")
+            _say(f"  also {problem}")
         return 1
     if not record.complete:
-        print(_incomplete(record))
+        _say(_incomplete(record))
         return INCOMPLETE
-    print("complete; not re-simulated (use --verify)")
+    _say("complete; not re-simulated (use --verify)")
     return 0
+
+
+def _say(text: str) -> None:
+    """Print a line built from a record: whatever a bot wrote in it is escaped."""
+    print(printable(text))
 
 
 def summary(record: Record, seat: int | None = None) -> list[str]:
@@ -70,17 +76,21 @@ def summary(record: Record, seat: int | None = None) -> list[str]:
         variants = header.rules.changes()
         rules = ", ".join(f"{k}={v}" for k, v in variants.items()) or "competition rules"
         out.append(
-            f"match {header.match_id} · seed {header.seed} · arena {header.arena_version} · {rules}"
+            f"match {printable(header.match_id, MAX_NAME)} · seed {header.seed} · "
+            f"arena {printable(header.arena_version, MAX_NAME)} · {rules}"
         )
         for i, s in enumerate(header.seats):
-            version = f" {s.version}" if s.version else ""
-            out.append(f"  seat {i} (team {i % 2}): {s.name} [{s.bot}{version}]")
+            # every text a bot chose is escaped: a name must not drive the terminal
+            name, bot = printable(s.name, MAX_NAME), printable(s.bot, 2 * MAX_NAME)
+            version = f" {printable(s.version, MAX_NAME)}" if s.version else ""
+            out.append(f"  seat {i} (team {i % 2}): {name} [{bot}{version}]")
     result = record.result
     if result is not None:
         winner = "a draw" if result.winner is None else f"team {result.winner} wins"
         levels = "/".join(r.code for r in result.levels)
+        detail = printable(result.detail, MAX_REASON)
         out.append(
-            f"result: {winner} ({result.reason}{': ' + result.detail if result.detail else ''}) "
+            f"result: {winner} ({printable(result.reason)}{': ' + detail if detail else ''}) "
             f"after {result.deals} deals; levels {levels}"
         )
     answers = [a for a in record.answers() if seat is None or a.seat == seat]

@@ -5,6 +5,10 @@ seat tokens); bots connect to ``arena.v1.Arena`` with their tokens. Every match 
 its record under ``--records``. Stop with Ctrl-C: running matches are cancelled and
 recorded as such.
 
+Every resource a client can make the server hold is bounded; the limits below are the
+defaults for a competition (docs/limits.md explains each). The records directory must
+be writable and have --min-free-bytes free, at start and before each match.
+
 The Matches service needs the organiser token (metadata ``authorization: Bearer
 TOKEN``): it is read from ``--organiser-token-file``, or generated there (mode 0600) at
 the first start; ``arena matches`` finds it in the same default place. ``--open`` drops
@@ -38,9 +42,11 @@ from arena.server.access import (
 )
 from arena.server.app import open_arena_server
 from arena.server.host import MatchHost
+from arena.server.limits import Limits, add_limit_options, limits_of, records_problem
 from arena.server.recording import record_factory
 from arena.server.spectate import SpectatorDelay
 from arena.server.tls import ServerTls
+from arena.text import printable
 
 log = structlog.get_logger()
 
@@ -50,17 +56,36 @@ def resume_matches(host: MatchHost, folder: Path) -> list[str]:
     each carries on from its last complete decision once its bots reconnect."""
     restored: list[str] = []
     for path in sorted(folder.glob("*.jsonl")):
-        record = read_record(path)
-        if record.complete or record.header is None:
+        try:
+            record = read_record(path)
+        except OSError as exc:
+            _skip(path, 0, exc.strerror or str(exc))
+            continue
+        if record.complete:
+            continue
+        if record.header is None:  # cut off before its header, or a damaged header
+            line, why = record.issues[0] if record.issues else (0, "no complete header line")
+            _skip(path, line, why)
             continue
         try:
             hosted = host.restore(str(path))
         except (ArenaError, OSError) as exc:
             log.warning("record_not_resumed", record=str(path), reason=str(exc))
             continue
+        except Exception as exc:  # a damaged record must not stop the server
+            line = record.issues[0][0] if record.issues else 0
+            _skip(path, line, f"{type(exc).__name__}: {exc}")
+            continue
         print(f"resuming match {hosted.id} from {path}", file=sys.stderr, flush=True)
         restored.append(hosted.id)
     return restored
+
+
+def _skip(path: Path, line: int, why: str) -> None:
+    """One warning naming the damaged record and its line; the server carries on."""
+    why = printable(why, 200)
+    print(f"arena serve: skipping {path} line {line}: {why}", file=sys.stderr, flush=True)
+    log.warning("record_skipped", record=str(path), line=line, reason=why)
 
 
 def register(sub: Any) -> None:
@@ -81,6 +106,13 @@ def register(sub: Any) -> None:
         default="records",
         metavar="DIR",
         help="folder for match records (default ./records)",
+    )
+    p.add_argument(
+        "--http",
+        default=None,
+        metavar="HOST:PORT",
+        help="also serve web pages (match list, live tables, replays), /metrics and /healthz "
+        "on this address (off by default; docs/operations.md)",
     )
     p.add_argument(
         "--no-resume",
@@ -124,6 +156,7 @@ def register(sub: Any) -> None:
         metavar="PEM",
         help="require client certificates signed by this CA (mutual TLS)",
     )
+    add_limit_options(p)
     add_logging_options(p)
     p.set_defaults(func=run)
 
@@ -184,20 +217,40 @@ def run(args: argparse.Namespace) -> int:
             else None
         )
         access = access_of(args)
+        limits = limits_of(args)
     except ArenaError as exc:
         print(f"arena serve: {exc}", file=sys.stderr)
         return 2
+    problem = records_problem(Path(args.records), limits.min_free_bytes)
+    if problem is not None:
+        print(f"arena serve: {problem}", file=sys.stderr)
+        return 1
     with contextlib.suppress(KeyboardInterrupt):
-        trio.run(_serve, args.listen, args.records, not args.no_resume, access, tls)
+        trio.run(
+            _serve, args.listen, args.records, not args.no_resume, access, tls, limits, args.http
+        )
     return 0
 
 
 async def _serve(
-    listen: str, records: str, resume: bool, access: Access, tls: ServerTls | None
+    listen: str,
+    records: str,
+    resume: bool,
+    access: Access,
+    tls: ServerTls | None,
+    limits: Limits,
+    http: str | None = None,
 ) -> None:
     restore = partial(resume_matches, folder=Path(records)) if resume else None
     async with open_arena_server(
-        listen, record_factory(None, records), restore, access, tls
+        listen,
+        record_factory(None, records),
+        restore,
+        access,
+        tls,
+        limits=limits,
+        records=Path(records),
+        http=http,
     ) as server:
         scheme = "TLS" + (" with client certificates" if tls and tls.client_ca else "")
         print(
@@ -206,6 +259,22 @@ async def _serve(
             file=sys.stderr,
             flush=True,
         )
+        if server.http_url:
+            print(
+                f"web pages on {server.http_url}/ (metrics: {server.http_url}/metrics)",
+                file=sys.stderr,
+                flush=True,
+            )
+            web_host = (http or "").rsplit(":", 1)[0].strip("[]")
+            if not _loopback(web_host):
+                print(
+                    f"WARNING: the web pages on {web_host} are plain HTTP: a spectator's token "
+                    "crosses the network in clear text; put a TLS reverse proxy in front "
+                    "(docs/web.md)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                log.warning("http_plaintext_on_network", host=web_host)
         host = listen.rsplit(":", 1)[0].strip("[]")
         if tls is None and not _loopback(host):
             print(

@@ -1,4 +1,4 @@
-"""``arena show RECORD [--deal N] [--seat S] [--no-color]``: a match record for people.
+"""``arena show RECORD [--deal N] [--seat S] [--no-color] [--html OUT]``: a record for people.
 
 Per deal: the hands as dealt, bids, trump, kitty and burial, each trick (plays, winner,
 points), faults (marked ``!!``), penalties and the result with the levels. ``--seat``
@@ -6,6 +6,9 @@ shows only what that seat saw: the record's events pass through
 :func:`arena.game.seat_events`, the one redaction function. Colour (red ♥♦ and big joker,
 highlighted faults) only when standard output is a terminal. Problems in the record are
 collected and listed at the end rather than stopping the rendering.
+
+``--html OUT.html`` writes the browser replay viewer instead (:mod:`arena.http.replay`):
+one file, nothing fetched, for a bug report.
 
 Exit status: 0 rendered, 1 rendered but the record has problems, 2 unreadable.
 """
@@ -21,6 +24,7 @@ from typing import Any
 from arena.cli.replay import summary
 from arena.records import DealRecord, Record, TrickRecord, read_record
 from arena.rules import BIG_JOKER, Card, Suit, Trump, card_order
+from arena.text import MAX_REASON, printable
 
 RED, FAULT, RESET = "\x1b[31m", "\x1b[1;33m", "\x1b[0m"
 
@@ -36,6 +40,12 @@ def register(sub: Any) -> None:
     p.add_argument("--seat", type=int, choices=range(4), metavar="S",
                    help="only what seat S (0-3) saw: its own hand, no one else's")  # fmt: skip
     p.add_argument("--no-color", action="store_true", help="never use colour")
+    p.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="write a replay viewer instead: one self-contained HTML file (no network "
+        "needed; opens from disk), with --seat only what that seat saw",
+    )
     p.set_defaults(func=run)
 
 
@@ -45,6 +55,17 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"arena show: cannot read {args.record}: {exc.strerror or exc}")
         return 2
+    if args.html:
+        from arena.http.replay import write_replay
+
+        try:
+            size = write_replay(record, args.html, args.seat)
+        except OSError as exc:
+            print(f"arena show: cannot write {args.html}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        print(f"replay written to {args.html} ({size // 1024 + 1} KiB; open it in a browser)",
+              file=sys.stderr)  # fmt: skip
+        return 1 if record.problems else 0
     color = not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
     for line in render(record, deal=args.deal, seat=args.seat, color=color):
         print(line)
@@ -68,9 +89,10 @@ def render(
         winner = "a draw" if result.winner is None else f"team {result.winner} wins"
         levels = "/".join(r.code for r in result.levels)
         forfeit = f", team {result.forfeited} forfeited" if result.forfeited is not None else ""
-        forfeit += f": {result.detail}" if result.detail else ""
-        yield f"match: {winner} ({result.reason}{forfeit}) after {result.deals} deals; " + (
-            f"levels {levels}"
+        forfeit += f": {printable(result.detail, MAX_REASON)}" if result.detail else ""
+        yield (
+            f"match: {winner} ({printable(result.reason)}{forfeit}) after {result.deals} deals; "
+            + (f"levels {levels}")
         )
     if not record.complete:
         last = record.last_complete_line
@@ -82,7 +104,7 @@ def render(
     if record.problems:
         yield paint.fault(f"{len(record.problems)} problems:")
         for problem in record.problems:
-            yield paint.fault(f"  !! {problem}")
+            yield paint.fault(f"  !! {printable(problem)}")
 
 
 def _deal(d: DealRecord, paint: _Paint, rules: Any) -> Iterable[str]:
@@ -107,11 +129,11 @@ def _deal(d: DealRecord, paint: _Paint, rules: Any) -> Iterable[str]:
     yield f"  bids: {bids}"
     yield from _faults(d, paint, None, "bid")
     if d.redealt is not None:
-        yield f"  redealt: {d.redealt.reason}"
+        yield f"  redealt: {printable(d.redealt.reason)}"
     t = d.trump
     if t is not None:
         symbol = paint.suit(Suit(t.suit).symbol) if t.suit else "no trump"
-        how = f"bid by seat {t.bidder}" if t.bidder is not None else t.source
+        how = f"bid by seat {t.bidder}" if t.bidder is not None else printable(t.source)
         shown = f", shown {paint.cards(t.revealed)}" if t.revealed else ""
         yield f"  trump: {symbol} at level {t.level.code}; dealer seat {t.dealer} ({how}{shown})"
     if d.kitty is not None:
@@ -123,7 +145,8 @@ def _deal(d: DealRecord, paint: _Paint, rules: Any) -> Iterable[str]:
         yield _trick(trick, paint)
         yield from _faults(d, paint, trick.number, "play")
     for p in d.penalties:
-        yield paint.fault(f"  !! penalty: team {p.team} charged {p.points} ({p.reason})")
+        why = printable(p.reason, MAX_REASON)
+        yield paint.fault(f"  !! penalty: team {p.team} charged {p.points} ({why})")
     r = d.result
     if r is not None:
         won = "dealer team keeps the deal" if r.winner == "dealer" else "attackers take the deal"
@@ -159,7 +182,8 @@ def _faults(d: DealRecord, paint: _Paint, trick: int | None, kind: str) -> Itera
         sent = "nothing usable" if a.sent is None else paint.cards(a.sent) or "a pass"
         yield paint.fault(
             f"  !! fault: seat {a.seat} ({a.kind.value}, seq {a.seq}) {a.fault_kind}: "
-            f"{a.fault_reason}; sent {sent}, played {paint.cards(a.played) or 'a pass'}"
+            f"{printable(a.fault_reason or '', MAX_REASON)}; sent {sent}, "
+            f"played {paint.cards(a.played) or 'a pass'}"
         )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from arena.errors import ArenaError
 from arena.game import Action
 from arena.rules import codes
+from arena.text import MAX_REASON, clip
 
 
 class FaultKind(enum.StrEnum):
@@ -57,6 +58,9 @@ class Fault:
     penalty_points: int
     played: Action
     charged: bool = True
+
+    def __post_init__(self) -> None:  # a 40,000-card play must not make a 120 kB reason
+        object.__setattr__(self, "reason", clip(self.reason, MAX_REASON))
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -142,11 +142,23 @@ class Referee:
         self._watchers.append(callback)
         return indexed_seat_events(self.match.events[: self._watched], SPECTATOR)
 
+    def unwatch(self, callback: Callable[[list[tuple[int, Event]]], None]) -> None:
+        """Stop calling ``callback`` (its page was closed)."""
+        self._watchers = [w for w in self._watchers if w is not callback]
+
     def statistics(self) -> RefereeStatistics:
         b = [round(x * 1000) for x in self.bank]
         return RefereeStatistics(
             self.decisions, len(self.faults), self.late_answers, (b[0], b[1], b[2], b[3])
         )
+
+    def end_before_start(self, team: int | None, reason: str) -> None:
+        """Before :meth:`run`: ``team`` forfeits (``None``: void, recorded as cancelled)."""
+        self._input("cancel" if team is None else "forfeit", team=team, reason=reason)
+        if team is None:
+            self.match.cancel(reason)
+        else:
+            self.match.forfeit(team, reason)
 
     # -- the match -----------------------------------------------------------------------
 

@@ -7,12 +7,14 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 
 import trio
 
 from arena.server.access import Access, AccessInterceptor
 from arena.server.bridge import GrpcServerConfig, GrpcThread, open_grpc_server
 from arena.server.host import MatchHost, RecorderFactory, TokenBook
+from arena.server.limits import Limits
 from arena.server.service import ArenaService, MatchesService
 from arena.server.tls import ServerTls
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -25,6 +27,7 @@ class ArenaServer:
     host: MatchHost
     grpc: GrpcThread
     access: Access
+    http_url: str = ""  # "http://HOST:PORT" with --http, else ""
 
     @property
     def organiser_token(self) -> str:
@@ -44,6 +47,9 @@ async def open_arena_server(
     before_listening: Callable[[MatchHost], object] | None = None,
     access: Access | None = None,
     tls: ServerTls | None = None,
+    limits: Limits | None = None,
+    records: Path | None = None,
+    http: str | None = None,
     extra_addresses: tuple[str, ...] = (),
 ) -> AsyncIterator[ArenaServer]:
     """Serve the Arena and Matches services for an ``async with`` block.
@@ -57,9 +63,20 @@ async def open_arena_server(
     token known only to this process (:meth:`Access.internal`), which is what an
     embedded server wants: its bots hold seat tokens and can use nothing else.
     ``tls``: serve TLS instead of plaintext.
+    ``limits`` bound what clients may make it hold (docs/limits.md); ``records`` is the
+    folder of ``<match id>.jsonl`` records, where forgotten matches are looked up.
+    ``http``: also serve the pages, the event stream and ``/metrics`` on this
+    ``HOST:PORT`` (:mod:`arena.http`, same trio loop).
     """
+    limits = limits or Limits()
     async with trio.open_nursery() as nursery:
-        host = MatchHost(nursery, TokenBook(), recorder_factory)
+        host = MatchHost(nursery, TokenBook(), recorder_factory, limits, records)
+        metrics = None
+        if http is not None:
+            from arena.http.metrics import ArenaMetrics  # only servers with --http need it
+
+            metrics = ArenaMetrics(host)
+            host.recorder_factory = metrics.timed_records(recorder_factory)
         if before_listening is not None:
             before_listening(host)
         token = trio.lowlevel.current_trio_token()
@@ -67,20 +84,31 @@ async def open_arena_server(
         access = replace(
             access or Access.internal(), is_seat_token=lambda t: book.lookup(t) is not None
         )
+        arena_service = ArenaService(host, token)
+        if metrics is not None:
+            arena_service.traffic = metrics.traffic
         registrations = [
-            partial(pb_grpc.add_ArenaServicer_to_server, ArenaService(host, token)),
+            partial(pb_grpc.add_ArenaServicer_to_server, arena_service),
             partial(pb_grpc.add_MatchesServicer_to_server, MatchesService(host, token, access)),
         ]
         config = GrpcServerConfig(
             address=address,
             service_names=SERVICES,
+            options=limits.grpc_options(),
+            max_receive_message_bytes=limits.max_message_bytes,
+            maximum_concurrent_rpcs=limits.max_rpcs,
             interceptors=(AccessInterceptor(access),),
             credentials=tls.credentials() if tls else None,
             extra_addresses=extra_addresses,
         )
         async with open_grpc_server(registrations, config) as grpc_thread:
+            http_url = ""
+            if http is not None and metrics is not None:
+                from arena.http.serve import start_http
+
+                http_url = await start_http(nursery, http, host, access, metrics)
             try:
-                yield ArenaServer(host, grpc_thread, access)
+                yield ArenaServer(host, grpc_thread, access, http_url)
             finally:
                 for hosted in list(host.matches.values()):
                     host.cancel(hosted.id, "server shutting down")

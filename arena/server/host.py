@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import hashlib
 import secrets
-import threading
 from collections.abc import Callable, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -27,8 +26,14 @@ from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder
 from arena.records import Restored, read_record, reopen, restore
 from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, Resume, Seat, TimeControl
 from arena.rules import RuleSet
-from arena.server import convert
+from arena.server import convert, seating
+from arena.server.archive import live_info
+from arena.server.limits import CheckBudget, Limits, LiveCount
 from arena.server.remote import RemoteSeat
+from arena.server.seating import Watcher, Watchers
+from arena.server.tokens import TokenBook as TokenBook
+from arena.server.tokens import token_hash as token_hash
+from arena.text import MAX_REASON, clip
 from arena.v1 import arena_pb2 as pb
 
 log = structlog.get_logger()
@@ -59,6 +64,9 @@ class MatchSpec:
     local: dict[int, Bot] = dataclasses.field(default_factory=dict)
     connect_timeout: float = 60.0
     stacked: dict[int, Sequence[Any]] = dataclasses.field(default_factory=dict)
+    # a team lacking a seat after connect_timeout forfeits (both: void); False plays
+    # the missing seats' fallbacks, as check-bot does to show where a bot goes wrong
+    missing_forfeits: bool = True
 
 
 @dataclasses.dataclass(eq=False)
@@ -77,9 +85,12 @@ class HostedMatch:
     record: str = ""
     scope: trio.CancelScope = dataclasses.field(default_factory=trio.CancelScope)
     done: trio.Event = dataclasses.field(default_factory=trio.Event)
-    watchers: list[Callable[[list[tuple[int, Event]] | None], None]] = dataclasses.field(
-        default_factory=list
-    )
+    watchers: Watchers = dataclasses.field(default_factory=Watchers)
+    serial: int = 0  # creation order, for List's pages
+    organiser: str = ""  # who created it (its live matches are counted)
+    abandoned: dict[int, str] = dataclasses.field(default_factory=dict)  # seat -> why
+    news: trio.Event = dataclasses.field(default_factory=trio.Event)  # a seat was abandoned
+    checks: CheckBudget | None = None
 
     def remote(self, seat: int) -> RemoteSeat | None:
         s = self.seats[seat]
@@ -88,33 +99,6 @@ class HostedMatch:
     @property
     def result(self) -> MatchEnded | None:
         return self.referee.match.result if self.referee else None
-
-
-class TokenBook:
-    """Seat tokens → (match, seat). Written on the trio thread, read from the gRPC one."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._seats: dict[str, tuple[HostedMatch, int]] = {}  # by SHA-256 of the token
-
-    def add(self, token: str, match: HostedMatch, seat: int) -> None:
-        self.add_hash(token_hash(token), match, seat)
-
-    def add_hash(self, digest: str, match: HostedMatch, seat: int) -> None:
-        """Admit a token known only by its hash (a match restored from its record)."""
-        with self._lock:
-            self._seats[digest] = (match, seat)
-
-    def remove(self, token: str) -> None:
-        self.remove_hash(token_hash(token))
-
-    def remove_hash(self, digest: str) -> None:
-        with self._lock:
-            self._seats.pop(digest, None)
-
-    def lookup(self, token: str) -> tuple[HostedMatch, int] | None:
-        with self._lock:
-            return self._seats.get(token_hash(token))
 
 
 RecorderFactory = Callable[[HostedMatch], tuple[Recorder | None, str]]
@@ -128,32 +112,38 @@ def _policy_args(policy: Any) -> dict[str, Any]:
     }
 
 
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
 class MatchHost:
     """Creates, runs, cancels and describes matches (trio thread only)."""
 
     def __init__(
         self,
         nursery: trio.Nursery,
-        tokens: TokenBook | None = None,
+        tokens: TokenBook[HostedMatch] | None = None,
         recorder_factory: RecorderFactory | None = None,
+        limits: Limits | None = None,
+        records: Path | None = None,
     ) -> None:
         self.nursery = nursery
-        self.tokens = tokens or TokenBook()
+        self.tokens: TokenBook[HostedMatch] = tokens or TokenBook()
         self.recorder_factory = recorder_factory
+        self.limits = limits or Limits()
+        self.records = records  # where evicted matches' records are (``<id>.jsonl``)
         self.matches: dict[str, HostedMatch] = {}
+        self.live = LiveCount()  # live matches per organiser
+        self._serials = 0
 
     # -- organiser verbs -------------------------------------------------------------------
 
-    def create(self, spec: MatchSpec) -> HostedMatch:
+    def create(self, spec: MatchSpec, organiser: str = "") -> HostedMatch:
+        """Raises :class:`LimitExceeded` past ``matches_total`` or
+        ``matches_per_organiser`` live matches."""
+        self.live.admit(self.limits, organiser)
         match_id = "m-" + secrets.token_hex(6)
         seed = spec.seed if spec.seed is not None else secrets.randbits(63)
         seats: list[Seat] = []
         tokens: list[str | None] = []
         hosted = HostedMatch(match_id, spec, seed, seats, tokens)
+        self._admit(hosted, organiser)
         for seat in range(4):
             bot = spec.local.get(seat)
             if bot is not None:
@@ -197,6 +187,7 @@ class MatchHost:
             stacked={d: tuple(c) for d, c in header.stacked.items()},
         )
         hosted = HostedMatch(header.match_id, spec, header.seed, [], [None] * 4)
+        self._admit(hosted, "")
         hosted.restored = restored
         hosted.record = str(path)
         for seat, info in enumerate(header.seats):
@@ -222,6 +213,16 @@ class MatchHost:
         )
         return hosted
 
+    def _admit(self, hosted: HostedMatch, organiser: str) -> None:
+        hosted.serial = self._serials = self._serials + 1
+        hosted.organiser = organiser
+        hosted.checks = CheckBudget(self.limits.checks_per_decision)
+        self.live.add(organiser)
+
+    def abandon(self, match_id: str, seat: int, why: str) -> None:
+        """Stop waiting for ``seat``: its bot will not come (see :func:`seating.abandon`)."""
+        seating.abandon(self.matches.get(match_id), seat, why)
+
     def cancel(self, match_id: str, reason: str = "cancelled") -> HostedMatch:
         hosted = self.get(match_id)
         if hosted.state in (MatchState.WAITING, MatchState.RUNNING):
@@ -235,16 +236,26 @@ class MatchHost:
             raise KeyError(f"no match {match_id!r}")
         return hosted
 
-    def watch(
-        self, match_id: str, callback: Callable[[list[tuple[int, Event]] | None], None]
-    ) -> list[tuple[int, Event]]:
-        """Subscribe to a match's public events; ``callback(None)`` marks the end."""
+    def watch(self, match_id: str, callback: Watcher) -> tuple[int, list[tuple[int, Event]]]:
+        """Subscribe to a match's public events; ``callback(None)`` marks the end.
+        Returns the subscription's key (for :meth:`unwatch`) and the events so far.
+
+        Raises:
+            KeyError: no such match in memory.
+            LimitExceeded: the match has ``watches_per_match`` watchers already.
+        """
         hosted = self.get(match_id)
-        hosted.watchers.append(callback)
-        past = hosted.referee.watch(callback) if hosted.referee else []
         if hosted.done.is_set():
             callback(None)
-        return past
+            return 0, hosted.watchers.past(hosted.referee)
+        key = hosted.watchers.add(callback, self.limits.watches_per_match, match_id)
+        return key, hosted.watchers.past(hosted.referee)
+
+    def unwatch(self, match_id: str, key: int) -> None:
+        """End a subscription (its client went away). Never raises."""
+        hosted = self.matches.get(match_id)
+        if hosted is not None:
+            hosted.watchers.remove(key)
 
     def check(self, match_id: str, seat: int, action: pb.Action) -> pb.Verdict:
         """The ``Check`` dry run: judge ``action`` for ``seat``'s pending decision.
@@ -261,6 +272,9 @@ class MatchHost:
         pending = {d.seat for d in referee.match.pending()}
         remote = hosted.remote(seat)
         asked = remote.pending_seq if remote is not None else None
+        refused = self.limits.refuse_check(hosted.checks, seat, asked, action)
+        if refused is not None:
+            return refused
         if seat not in pending or asked is None:
             raise NothingToCheck(f"seat {seat} has no pending decision to check")
         if action.seq != asked:
@@ -295,28 +309,32 @@ class MatchHost:
                     await self._finish_cancelled(hosted)
             except Exception as exc:  # one match's crash must not touch the others
                 hosted.state = MatchState.FAILED
-                hosted.error = f"{type(exc).__name__}: {exc}"
-                log.exception("match_failed", error=hosted.error)
+                hosted.error = clip(f"{type(exc).__name__}: {exc}", MAX_REASON)
+                if isinstance(exc, OSError):  # the record could not be written: no bug
+                    log.error("match_failed", error=hosted.error, record=hosted.record)
+                else:
+                    log.exception("match_failed", error=hosted.error)
+                await seating.finish_failed(hosted)
             finally:
                 for seat in range(4):  # its tokens stay known: a bot is told the match is over
                     if (remote := hosted.remote(seat)) is not None:
                         remote.finished = True
                         if remote.conn is not None:  # a failed match ends its streams too
                             remote.conn.close()
+                self.live.drop(hosted.organiser)
                 hosted.done.set()
-                for callback in hosted.watchers:
-                    callback(None)
+                hosted.watchers.end()
+                self.nursery.start_soon(seating.forget_later, self, hosted)
 
     async def _run(self, hosted: HostedMatch) -> None:
         spec = hosted.spec
-        with trio.move_on_after(spec.connect_timeout):
-            for seat in range(4):
-                remote = hosted.remote(seat)
-                if remote is not None:
-                    await remote.ever_connected.wait()
-        missing = [s for s in range(4) if (r := hosted.remote(s)) and not r.ever_connected.is_set()]
+        waiting_since = trio.current_time()
+        missing = await seating.await_seats(hosted)
+        waited = trio.current_time() - waiting_since
         if missing:
             log.warning("seats_missing_at_start", seats=missing)
+        if hosted.restored is not None or not spec.missing_forfeits:
+            missing = []  # a resumed match goes on; absent seats are faulted
         recorder: Recorder | None = None
         resume: Resume | None = None
         if hosted.restored is not None:
@@ -335,8 +353,14 @@ class MatchHost:
                 remote.on_attach = partial(referee.feed.rewind, seat)
                 if resume is not None:
                     referee.feed.rewind(seat)
-        for callback in hosted.watchers:
-            hosted.referee.watch(callback)
+        hosted.watchers.follow(referee)
+        if missing:  # a missing seat cannot win: its team forfeits, or nobody plays
+            teams = sorted({s % 2 for s in missing})
+            reason = seating.missing_reason(hosted, missing, waited)
+            if len(teams) == 1:
+                referee.end_before_start(teams[0], reason)
+            else:
+                referee.end_before_start(None, f"void: {reason}")
         hosted.state = MatchState.RUNNING
         hosted.report = await hosted.referee.run()
         hosted.state = MatchState.FINISHED
@@ -371,27 +395,4 @@ class MatchHost:
         return welcome
 
     def info(self, hosted: HostedMatch) -> pb.MatchInfo:
-        state = {
-            MatchState.WAITING: pb.WAITING,
-            MatchState.RUNNING: pb.RUNNING,
-            MatchState.FINISHED: pb.FINISHED,
-            MatchState.CANCELLED: pb.CANCELLED,
-            MatchState.FAILED: pb.FAILED,
-        }[hosted.state]
-        connected = [(r.conn is not None) if (r := hosted.remote(s)) else True for s in range(4)]
-        info = pb.MatchInfo(
-            match_id=hosted.id,
-            state=state,
-            seat_names=list(hosted.spec.seat_names) or [s.name for s in hosted.seats],
-            connected=connected,
-            rules=convert.rules_to_pb(hosted.spec.rules),
-            time_control=convert.time_control_to_pb(hosted.spec.time_control),
-            error=hosted.error,
-        )
-        if hosted.referee is not None:
-            match = hosted.referee.match
-            info.deal = match.deal.deal
-            info.levels.extend(convert.rank_to_pb(r) for r in match.levels)
-            if match.result is not None:
-                info.result.CopyFrom(convert.result_to_pb(match.result, hosted.referee.faults))
-        return info
+        return live_info(hosted)

@@ -95,6 +95,8 @@ class RemoteSeat:
         self.late_answers = 0
         self.dropped = 0
         self.finished = False
+        self.buffer_limit = 256 * 1024  # unrequested bytes kept (Limits.seat_buffer_bytes)
+        self._buffered = 0  # bytes of messages waiting in the inbox
         self.ended: BotError | None = None  # the bot's process is gone, and why
         self._ended_reported = False
 
@@ -127,10 +129,21 @@ class RemoteSeat:
     def deliver(self, conn_id: int, message: pb.BotMessage | Malformed) -> None:
         if self.conn is None or self.conn.id != conn_id:
             return
-        if self._pending is None and self._inbox.statistics().current_buffer_used >= FLOOD_LIMIT:
+        size = message.ByteSize() if isinstance(message, pb.BotMessage) else 0
+        if self._pending is None and (
+            self._inbox.statistics().current_buffer_used >= FLOOD_LIMIT
+            or self._buffered + size > self.buffer_limit
+        ):
             self.dropped += 1
             return
+        self._buffered += size
         self._send_in.send_nowait(message)
+
+    async def _receive(self) -> Inbound:
+        item = await self._inbox.receive()
+        if isinstance(item, pb.BotMessage):
+            self._buffered -= item.ByteSize()
+        return item
 
     def detach(self, conn_id: int) -> None:
         if self.conn is None or self.conn.id != conn_id:
@@ -173,7 +186,7 @@ class RemoteSeat:
                 if self.conn is None and not self._inbox.statistics().current_buffer_used:
                     await self._wait_for_return(until)
                     continue
-                item = await self._inbox.receive()
+                item = await self._receive()
                 answer = self._judge(seq, item)
                 if answer is not None:
                     return answer
@@ -233,7 +246,7 @@ class RemoteSeat:
         try:
             with trio.move_on_at(min(since + self.grace, until)):
                 while self.conn is None and self.ended is None:
-                    await self._inbox.receive()  # a Signal.ATTACHED arrives on reconnection
+                    await self._receive()  # a Signal.ATTACHED arrives on reconnection
         except trio.Cancelled:
             self._absent_reported = True  # the decision timed out: that was the charge
             raise

@@ -22,8 +22,9 @@ import trio
 from arena.errors import ArenaError
 from arena.game import Event
 from arena.referee import FaultPolicy
-from arena.server import convert
+from arena.server import convert, guard
 from arena.server.access import Access, Refusal, Role
+from arena.server.archive import info_from_record, list_page, record_path
 from arena.server.bridge import AsyncioOutbox, call_in_trio_nowait
 from arena.server.host import (
     PROTOCOL,
@@ -33,8 +34,17 @@ from arena.server.host import (
     MatchState,
     NothingToCheck,
 )
+from arena.server.limits import (
+    ByteGauge,
+    LimitExceeded,
+    client_of,
+    page_of,
+    page_token,
+    string_problem,
+)
 from arena.server.remote import MATCH_OVER, Connection, Malformed, RemoteSeat
 from arena.server.spectate import DelayedFeed, SpectatorDelay, spectator_record
+from arena.text import clean_name
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -77,6 +87,8 @@ class ArenaService(pb_grpc.ArenaServicer):
         self.host = host
         self.trio = trio_token
         self._ids = itertools.count(1)
+        # (bytes read, bytes written) of the seats' streams, for the metrics (--http)
+        self.traffic: Callable[[int, int], None] | None = None
 
     # Play uses the context's read()/write() API: a coroutine, not a response generator.
     async def Play(self, request_iterator: Any, context: Ctx) -> None:  # type: ignore[override]
@@ -88,13 +100,14 @@ class ArenaService(pb_grpc.ArenaServicer):
         hosted, seat_no = found
         seat = hosted.remote(seat_no)
         assert seat is not None
+        seat.buffer_limit = self.host.limits.seat_buffer_bytes
         outbox = AsyncioOutbox[pb.RefereeMessage]()
         conn = Connection(
             next(self._ids),
             outbox.send_nowait,
             outbox.close_nowait,
-            hello.name[:64],
-            hello.version[:64],
+            clean_name(hello.name, self.host.limits.max_name),
+            clean_name(hello.version, self.host.limits.max_name),
         )
         error = await run_in_trio(self.trio, seat.attach, conn)
         if error is not None:
@@ -105,6 +118,8 @@ class ArenaService(pb_grpc.ArenaServicer):
         try:
             async for message in outbox:
                 await context.write(message)
+                if self.traffic is not None:
+                    self.traffic(0, message.ByteSize())
         finally:
             reader.cancel()
             call_in_trio_nowait(self.trio, seat.detach, conn.id)
@@ -126,6 +141,9 @@ class ArenaService(pb_grpc.ArenaServicer):
                 "the first message must be a Hello with a seat token",
             )
         hello: pb.Hello = first.hello
+        too_long = string_problem(hello, self.host.limits, guard.CLIPPED)
+        if too_long is not None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Hello.{too_long}")
         if hello.protocol not in (0, PROTOCOL):
             await context.abort(
                 grpc.StatusCode.FAILED_PRECONDITION,
@@ -140,13 +158,31 @@ class ArenaService(pb_grpc.ArenaServicer):
         conn_id: int,
         outbox: AsyncioOutbox[pb.RefereeMessage],
     ) -> None:
-        """Forward every message to the seat; the end of the stream ends the connection."""
+        """Forward every message to the seat; the end of the stream ends the connection.
+
+        Bounded (docs/limits.md): each message is cut down to what the referee reads
+        (:func:`guard.inbound`), and past ``connection_buffer_bytes`` not yet taken by
+        the referee this stops reading, so HTTP/2 flow control holds the client back.
+        """
+        limits = self.host.limits
+        gauge = ByteGauge()
         try:
             while True:
                 message = await context.read()
                 if message is EOF:
                     break
-                call_in_trio_nowait(self.trio, seat.deliver, conn_id, message)
+                if self.traffic is not None:
+                    self.traffic(message.ByteSize(), 0)
+                item = guard.inbound(message, limits)
+                size = item.ByteSize() if isinstance(item, pb.BotMessage) else 64
+                while gauge.add(0) > limits.connection_buffer_bytes:
+                    await asyncio.sleep(0.005)
+                gauge.add(size)
+                if not call_in_trio_nowait(
+                    self.trio, guard.deliver, seat, conn_id, item, gauge, size
+                ):
+                    gauge.add(-size)  # the referee has stopped: nothing will take it
+                    break
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # undecodable bytes, a reset: the stream is unusable
@@ -165,6 +201,8 @@ class ArenaService(pb_grpc.ArenaServicer):
             verdict: pb.Verdict = await run_in_trio(
                 self.trio, self.host.check, hosted.id, seat, request.action
             )
+        except LimitExceeded as exc:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except NothingToCheck as exc:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
         return verdict
@@ -184,6 +222,7 @@ class MatchesService(pb_grpc.MatchesServicer):
         self.host = host
         self.trio = trio_token
         self.access = access or Access.internal()  # nobody knows its token: closed
+        self.watching = guard.Counter()  # Watch streams per client
 
     async def _role(self, context: Ctx) -> Role:
         try:
@@ -193,6 +232,10 @@ class MatchesService(pb_grpc.MatchesServicer):
             raise  # unreachable: abort raises
 
     async def Create(self, request: pb.CreateMatchRequest, context: Ctx) -> pb.CreateMatchResponse:
+        await guard.strings(request, self.host.limits, context)
+        problem = guard.records_ready(self.host)
+        if problem is not None:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, problem)
         try:
             rules = convert.rules_from_pb(dict(request.rules))
             if request.deals:
@@ -209,12 +252,18 @@ class MatchesService(pb_grpc.MatchesServicer):
                 ),
                 policy=policy,
                 seat_names=tuple(request.seat_names),
+                connect_timeout=self.host.limits.join_timeout_s,
             )
             if spec.seat_names and len(spec.seat_names) != 4:
                 raise ArenaError("seat_names needs 4 names, or none")
         except ArenaError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        hosted: HostedMatch = await run_in_trio(self.trio, self.host.create, spec)
+        try:
+            hosted: HostedMatch = await run_in_trio(
+                self.trio, self.host.create, spec, client_of(context.peer())
+            )
+        except LimitExceeded as exc:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         return pb.CreateMatchResponse(
             match_id=hosted.id, seat_tokens=[t or "" for t in hosted.tokens]
         )
@@ -225,12 +274,22 @@ class MatchesService(pb_grpc.MatchesServicer):
         return TimeControl()
 
     async def List(self, request: pb.ListMatchesRequest, context: Ctx) -> pb.ListMatchesResponse:
-        def snapshot() -> list[pb.MatchInfo]:
-            return [self.host.info(m) for m in self.host.matches.values()]
-
-        infos = await run_in_trio(self.trio, snapshot)
+        """One page of the matches in memory, oldest first (``page_size``, default and
+        maximum from the limits; ``next_page_token`` empty on the last page)."""
+        limits = self.host.limits
+        try:
+            after = page_of(request.page_token)
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        size = min(request.page_size or limits.page_size, limits.max_page_size)
         wanted = set(request.states)
-        return pb.ListMatchesResponse(matches=[i for i in infos if not wanted or i.state in wanted])
+
+        infos, more = await run_in_trio(
+            self.trio, list_page, list(self.host.matches.values()), after, size, wanted
+        )
+        return pb.ListMatchesResponse(
+            matches=infos, next_page_token=page_token(more) if more else ""
+        )
 
     async def Get(self, request: pb.GetMatchRequest, context: Ctx) -> pb.MatchInfo:
         return await self._info(request.match_id, context, cancel=False)
@@ -249,37 +308,56 @@ class MatchesService(pb_grpc.MatchesServicer):
             )
             return self.host.info(hosted)
 
+        await guard.strings(pb.GetMatchRequest(match_id=match_id), self.host.limits, context)
+        await guard.strings(pb.CancelMatchRequest(reason=reason), self.host.limits, context)
         try:
             return await run_in_trio(self.trio, job)
         except KeyError:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
-            raise  # unreachable: abort raises
+            path = record_path(self.host.records, match_id)
+            if path is None:
+                await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
+            assert path is not None
+            return await asyncio.to_thread(info_from_record, path)  # forgotten: from disk
 
     async def Watch(self, request: pb.WatchRequest, context: Ctx) -> AsyncIterator[pb.Event]:
-        outbox = AsyncioOutbox[list[tuple[int, Event]] | None]()
-
-        def forward(batch: list[tuple[int, Event]] | None) -> None:
-            outbox.send_nowait(batch)
-
-        def subscribe() -> list[tuple[int, Event]]:
-            return self.host.watch(request.match_id, forward)
-
+        """The match's public events; bounded per client, per match and in backlog, and
+        unsubscribed as soon as the client goes (docs/limits.md)."""
+        limits = self.host.limits
+        await guard.strings(request, limits, context)
         # Spectators are kept --spectator-delay behind; the organiser sees it live.
         live = await self._role(context) is Role.ORGANISER
         delayed = DelayedFeed(SpectatorDelay() if live else self.access.spectator_delay)
+        client = client_of(context.peer())
+        if not self.watching.acquire(client, limits.watches_per_client):
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"you already watch {limits.watches_per_client} streams (--watches-per-client)",
+            )
+        outbox = AsyncioOutbox[list[tuple[int, Event]] | None | guard.Overflow]()
+        forward = guard.WatchForwarder(self.host, request.match_id, outbox, limits)
+        forward.on_release(self.trio, self.watching, client)
+        context.add_done_callback(forward.gone)  # type: ignore[arg-type]  # the stubs' alias
         try:
-            past = await run_in_trio(self.trio, subscribe)
-        except KeyError:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
-        for index, event in delayed.push(past):
-            if index >= request.from_index:
-                yield convert.event_to_pb(event, index)
-        async for batch in outbox:
-            for index, event in delayed.close() if batch is None else delayed.push(batch):
+            try:
+                past = await run_in_trio(self.trio, forward.subscribe)
+            except KeyError:
+                await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+            except LimitExceeded as exc:
+                await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+            for index, event in delayed.push(past):
                 if index >= request.from_index:
                     yield convert.event_to_pb(event, index)
-            if batch is None:
-                return
+            async for batch in outbox:
+                if isinstance(batch, guard.Overflow):
+                    await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, batch.reason)
+                    return  # unreachable: abort raises
+                for index, event in delayed.close() if batch is None else delayed.push(batch):
+                    if index >= request.from_index:
+                        yield convert.event_to_pb(event, index)
+                if batch is None:
+                    return
+        finally:
+            forward.gone()
 
     async def FetchRecord(
         self, request: pb.FetchRecordRequest, context: Ctx
@@ -288,11 +366,15 @@ class MatchesService(pb_grpc.MatchesServicer):
             hosted = self.host.get(request.match_id)
             return hosted.record, hosted.state
 
+        await guard.strings(request, self.host.limits, context)
         role = await self._role(context)
         try:
             record, state = await run_in_trio(self.trio, where)
         except KeyError:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+            path = record_path(self.host.records, request.match_id)
+            if path is None:
+                await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+            record, state = str(path), MatchState.FINISHED  # forgotten: read from disk
         running = state in (MatchState.WAITING, MatchState.RUNNING)
         if running and request.full and role is not Role.ORGANISER:
             await context.abort(

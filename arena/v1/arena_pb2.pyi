@@ -2116,6 +2116,14 @@ class ListMatchesRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     STATES_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    page_size: _builtins.int
+    """At most this many matches per answer; 0 = the server's default page size
+    (100). Larger values are cut to the server's maximum (1000).
+    """
+    page_token: _builtins.str
+    """Empty for the first page; else a ListMatchesResponse.next_page_token."""
     @_builtins.property
     def states(self) -> _containers.RepeatedScalarFieldContainer[Global___MatchState.ValueType]:
         """only matches in these states; empty = all"""
@@ -2124,10 +2132,12 @@ class ListMatchesRequest(_message.Message):
         self,
         *,
         states: _abc.Iterable[Global___MatchState.ValueType] | None = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["states", b"states"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "states", b"states"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2140,6 +2150,12 @@ class ListMatchesResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCHES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """The token for the next page; empty on the last page. Only matches still in the
+    server's memory are listed (a finished match is kept for the retention time;
+    Get and FetchRecord find older ones by id).
+    """
     @_builtins.property
     def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchInfo]:
         """oldest first"""
@@ -2148,10 +2164,11 @@ class ListMatchesResponse(_message.Message):
         self,
         *,
         matches: _abc.Iterable[Global___MatchInfo] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches", "next_page_token", b"next_page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

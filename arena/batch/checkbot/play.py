@@ -123,6 +123,7 @@ async def play_scenario(command: str | Bot, result: ScenarioResult, options: Che
         local=local,
         connect_timeout=options.connect_timeout,
         stacked={1: scenario.deck} if scenario.deck else {},
+        missing_forfeits=False,  # a bot that never comes is faulted where it would play
     )
     try:
         text = command if isinstance(command, str) else ""

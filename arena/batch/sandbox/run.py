@@ -134,6 +134,12 @@ class SandboxedProcess:
         finally:
             self.drained.set()
 
+    async def wait(self) -> int:
+        """Until it has ended; its exit status (as ``trio.Process.wait``)."""
+        await self.exited.wait()
+        assert self.returncode is not None
+        return self.returncode
+
     def kill(self) -> None:
         """Kill the sandbox: bubblewrap first, its init and every process in it follow."""
         if self.returncode is None:

@@ -15,11 +15,14 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+import trio
+
 from arena import botzone
 from arena.batch.sandbox.bwrap import SandboxUnavailable
 from arena.batch.sandbox.limits import SandboxLimits
 from arena.batch.sandbox.run import SandboxedProcess, run_sandboxed
 from arena.batch.sandbox.verdicts import Ending
+from arena.batch.startup import StartupWatch
 from arena.server.host import HostedMatch
 
 
@@ -50,9 +53,11 @@ async def run_sandboxed_seat(
     limits: SandboxLimits,
     hidden: Iterable[Path] = (),
     on_end: Callable[[Ending], None] | None = None,
+    watch: StartupWatch | None = None,
 ) -> str | None:
     """Run one seat's bot in the sandbox until the match is over. The log starts with
-    the limits that applied. Returns an error if the bot could not be started."""
+    the limits that applied. Returns an error if the bot could not be started.
+    ``watch`` reports its failure to start, to stay or to connect, as for any bot."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as out:
         out.write(f"arena: sandbox: {limits.describe()}\n".encode())
@@ -64,6 +69,9 @@ async def run_sandboxed_seat(
         except (OSError, ValueError, SandboxUnavailable) as exc:  # ValueError: bad quoting
             error = f"could not start {cmd!r} in the sandbox: {exc}"
             out.write(f"arena: {error}\n".encode())
+            out.flush()
+            if watch is not None:
+                watch.fail(hosted, seat, cmd, log_path, f"could not start in the sandbox: {exc}")
             return error
 
         def ended(ending: Ending) -> None:
@@ -77,5 +85,8 @@ async def run_sandboxed_seat(
             remote = hosted.remote(seat)
             return remote is not None and remote.finished
 
-        await run_sandboxed(process, out, hosted.done, ended, ended=finished)
+        async with trio.open_nursery() as nursery:
+            if watch is not None:
+                nursery.start_soon(watch.watch, process, hosted, seat, cmd, log_path)
+            await run_sandboxed(process, out, hosted.done, ended, ended=finished)
     return None

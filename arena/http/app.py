@@ -1,0 +1,287 @@
+"""The HTTP side of ``arena serve --http``: pages, the public event stream, metrics.
+
+A Starlette app served by Hypercorn's trio worker on the referee's own trio loop, so it
+reads the match host directly (no thread hop). What a viewer sees is decided exactly as
+for ``Matches.Watch``: the caller's role comes from :meth:`Access.role_of` (the same
+``Bearer`` token, sent as a header, or once as ``?token=`` which is kept in a cookie);
+the events come from :meth:`MatchHost.watch`, which hands out only what the one
+redaction path (:mod:`arena.game.views`) lets a spectator see; spectators are held
+``--spectator-delay`` behind by the same :class:`DelayedFeed`. Nothing here redacts.
+
+Routes: ``/`` the match list, ``/matches/{id}`` a live page (running) or the replay
+viewer (finished), ``/matches/{id}/events`` the event stream (Server-Sent Events, one
+``id:`` per event index, so a reconnecting browser resumes where it stopped),
+``/api/matches`` the list as JSON, ``/metrics`` (Prometheus) and ``/healthz``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import trio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Route
+
+from arena.game import Event
+from arena.http.metrics import ArenaMetrics
+from arena.http.pages import list_page, live_page, table_config
+from arena.http.replay import replay_html
+from arena.records import read_record
+from arena.server.access import Access, Refusal, Role
+from arena.server.host import HostedMatch, MatchHost, MatchState
+from arena.server.spectate import DelayedFeed, SpectatorDelay
+
+COOKIE = "arena_token"
+BACKLOG = 4096  # event batches a slow page may fall behind before its stream is cut
+STATUS_EVERY = 0.5  # seconds between two status messages (time banks, faults)
+COALESCE = 0.1  # seconds of events gathered into one write
+OVER = (MatchState.FINISHED, MatchState.CANCELLED, MatchState.FAILED)
+PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class Denied(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def build_app(host: MatchHost, access: Access, metrics: ArenaMetrics) -> Starlette:
+    """The app for one server (its host, its access rules, its metrics)."""
+    web = _Web(host, access, metrics)
+    routes = [
+        Route("/", web.index),
+        Route("/api/matches", web.api_matches),
+        Route("/matches/{match_id}", web.match_page),
+        Route("/matches/{match_id}/events", web.events),
+        Route("/metrics", web.metrics_text),
+        Route("/healthz", web.healthz),
+    ]
+    return Starlette(routes=routes)
+
+
+class _Web:
+    def __init__(self, host: MatchHost, access: Access, metrics: ArenaMetrics) -> None:
+        self.host = host
+        self.access = access
+        self.metrics = metrics
+
+    # -- who is asking -------------------------------------------------------------------
+
+    def role(self, request: Request) -> Role:
+        """The caller's role, as ``Matches.Watch`` would judge it; only watchers pass.
+
+        Raises:
+            Denied: 401 without a usable credential, 403 for a seat token.
+        """
+        header = request.headers.get("authorization")
+        token = request.query_params.get("token") or request.cookies.get(COOKIE)
+        metadata = []
+        if header is not None:
+            metadata.append(("authorization", header))
+        elif token:
+            metadata.append(("authorization", f"Bearer {token}"))
+        try:
+            role = self.access.role_of(metadata)
+        except Refusal as refusal:
+            raise Denied(401, refusal.message) from None
+        if role is Role.ANONYMOUS:
+            raise Denied(
+                401,
+                "this server needs a spectator or organiser token: open this page once as "
+                "…?token=TOKEN (it is then kept in a cookie), or send 'Authorization: "
+                "Bearer TOKEN'",
+            )
+        if role is Role.SEAT:
+            raise Denied(403, "a seat token is good only for Arena.Play and Arena.Check")
+        return role
+
+    def _page(self, request: Request) -> Role | Response:
+        try:
+            role = self.role(request)
+        except Denied as denied:
+            return PlainTextResponse(denied.message + "\n", status_code=denied.status)
+        if "token" in request.query_params:  # keep it in a cookie, drop it from the URL
+            response = RedirectResponse(request.url.remove_query_params("token"), 303)
+            response.set_cookie(
+                COOKIE, request.query_params["token"], httponly=True, samesite="strict"
+            )
+            return response
+        return role
+
+    # -- pages ---------------------------------------------------------------------------
+
+    async def index(self, request: Request) -> Response:
+        checked = self._page(request)
+        if isinstance(checked, Response):
+            return checked
+        return HTMLResponse(list_page(self._rows()))
+
+    async def api_matches(self, request: Request) -> Response:
+        checked = self._page(request)
+        if isinstance(checked, Response):
+            return checked
+        return JSONResponse(self._rows())
+
+    def _rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for hosted in self.host.matches.values():
+            info = self.host.info(hosted)
+            referee = hosted.referee
+            rows.append(
+                {
+                    "id": hosted.id,
+                    "state": hosted.state.value,
+                    "deal": referee.match.deal.deal if referee else 0,
+                    "levels": [r.code for r in referee.match.levels] if referee else [],
+                    "seats": list(info.seat_names),
+                    "connected": list(info.connected),
+                }
+            )
+        return rows
+
+    async def match_page(self, request: Request) -> Response:
+        checked = self._page(request)
+        if isinstance(checked, Response):
+            return checked
+        hosted = self.host.matches.get(request.path_params["match_id"])
+        if hosted is None:
+            return PlainTextResponse("no such match\n", status_code=404)
+        if hosted.state in OVER and hosted.record:
+            # Finished: every card is public now (docs/security.md), as FetchRecord gives it.
+            record = await trio.to_thread.run_sync(read_record, hosted.record)
+            return HTMLResponse(replay_html(record, back='<a href="../">all matches</a>'))
+        names = list(self.host.info(hosted).seat_names)
+        config = table_config(hosted.spec.rules, names)
+        return HTMLResponse(live_page(hosted.id, config, f"{hosted.id}/events"))
+
+    async def events(self, request: Request) -> Response:
+        try:
+            role = self.role(request)
+        except Denied as denied:
+            return PlainTextResponse(denied.message + "\n", status_code=denied.status)
+        hosted = self.host.matches.get(request.path_params["match_id"])
+        if hosted is None:
+            return PlainTextResponse("no such match\n", status_code=404)
+        delay = SpectatorDelay() if role is Role.ORGANISER else self.access.spectator_delay
+        try:
+            start = int(request.headers.get("last-event-id", "-1")) + 1
+        except ValueError:
+            start = 0
+        return StreamingResponse(
+            self._stream(hosted, delay, start),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+        )
+
+    async def _stream(
+        self, hosted: HostedMatch, delay: SpectatorDelay, start: int
+    ) -> AsyncIterator[str]:
+        """The public events (delayed for spectators), then ``end``; status in between."""
+        send, receive = trio.open_memory_channel[list[tuple[int, Event]] | None](BACKLOG)
+
+        def forward(batch: list[tuple[int, Event]] | None) -> None:
+            try:
+                send.send_nowait(batch)
+            except trio.WouldBlock:  # too far behind: cut; the browser reconnects
+                send.close()
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+
+        feed = DelayedFeed(delay)
+        self.metrics.open_streams += 1
+        try:
+            past = self.host.watch(hosted.id, forward)
+            yield "retry: 2000\n" + _sse(feed.push(past), start) + self._status(hosted, delay)
+            shown = trio.current_time()
+            async with receive:
+                async for first in receive:
+                    ended, released = False, []
+                    for batch in await _gather(first, receive):
+                        ended = batch is None
+                        released += feed.close() if batch is None else feed.push(batch)
+                    chunk = _sse(released, start)
+                    if ended or trio.current_time() - shown >= STATUS_EVERY:
+                        chunk += self._status(hosted, delay)
+                        shown = trio.current_time()
+                    if ended:
+                        yield chunk + "event: end\ndata: {}\n\n"
+                        return
+                    if chunk:
+                        yield chunk
+        finally:
+            _unwatch(hosted, forward)
+            self.metrics.open_streams -= 1
+
+    def _status(self, hosted: HostedMatch, delay: SpectatorDelay) -> str:
+        """What is not an event but public: state, time banks, faults per seat, who is
+        connected. Counts and kinds only: a fault's reason can name cards in a hand."""
+        referee = hosted.referee
+        banks = [round(b * 1000) for b in referee.bank] if referee else [0, 0, 0, 0]
+        faults = [0, 0, 0, 0]
+        for fault in referee.faults if referee else ():
+            faults[fault.seat] += 1
+        connected = [(r.conn is not None) if (r := hosted.remote(s)) else True for s in range(4)]
+        status = {
+            "state": hosted.state.value,
+            "banks": banks,
+            "faults": faults,
+            "connected": connected,
+            "delay": str(delay),
+        }
+        return f"event: status\ndata: {json.dumps(status)}\n\n"
+
+    # -- operations ----------------------------------------------------------------------
+
+    async def metrics_text(self, request: Request) -> Response:
+        return Response(self.metrics.exposition(), media_type=PROMETHEUS)
+
+    async def healthz(self, request: Request) -> Response:
+        return PlainTextResponse("ok\n")
+
+
+def _unwatch(hosted: HostedMatch, callback: Any) -> None:
+    """Forget a closed page's watcher: the host and the referee call it no more."""
+    if callback in hosted.watchers:
+        hosted.watchers.remove(callback)
+    if hosted.referee is not None:
+        hosted.referee.unwatch(callback)
+
+
+async def _gather(
+    first: list[tuple[int, Event]] | None,
+    receive: trio.MemoryReceiveChannel[list[tuple[int, Event]] | None],
+) -> list[list[tuple[int, Event]] | None]:
+    """``first`` and whatever else arrives within :data:`COALESCE`: one write per tenth of a
+    second at most, however fast the bots answer (a person cannot tell; the server can)."""
+    batches = [first]
+    if first is None:
+        return batches
+    await trio.sleep(COALESCE)
+    while True:
+        try:
+            batch = receive.receive_nowait()
+        except (trio.WouldBlock, trio.EndOfChannel):
+            return batches
+        batches.append(batch)
+        if batch is None:
+            return batches
+
+
+def _sse(items: list[tuple[int, Event]], start: int) -> str:
+    return "".join(
+        f"id: {index}\ndata: {json.dumps(event.to_dict(), separators=(',', ':'))}\n\n"
+        for index, event in items
+        if index >= start
+    )

@@ -40,6 +40,7 @@ from arena.http.replay import replay_html
 from arena.records import read_record
 from arena.server.access import Access, Refusal, Role
 from arena.server.host import HostedMatch, MatchHost, MatchState
+from arena.server.limits import LimitExceeded
 from arena.server.spectate import DelayedFeed, SpectatorDelay
 
 COOKIE = "arena_token"
@@ -200,9 +201,13 @@ class _Web:
                 pass
 
         feed = DelayedFeed(delay)
+        try:
+            key, past = self.host.watch(hosted.id, forward)
+        except (KeyError, LimitExceeded) as exc:  # gone, or --watches-per-match reached
+            yield f"event: end\ndata: {json.dumps({'error': str(exc)})}\n\n"
+            return
         self.metrics.open_streams += 1
         try:
-            past = self.host.watch(hosted.id, forward)
             yield "retry: 2000\n" + _sse(feed.push(past), start) + self._status(hosted, delay)
             shown = trio.current_time()
             async with receive:
@@ -221,7 +226,7 @@ class _Web:
                     if chunk:
                         yield chunk
         finally:
-            _unwatch(hosted, forward)
+            self.host.unwatch(hosted.id, key)
             self.metrics.open_streams -= 1
 
     def _status(self, hosted: HostedMatch, delay: SpectatorDelay) -> str:
@@ -249,14 +254,6 @@ class _Web:
 
     async def healthz(self, request: Request) -> Response:
         return PlainTextResponse("ok\n")
-
-
-def _unwatch(hosted: HostedMatch, callback: Any) -> None:
-    """Forget a closed page's watcher: the host and the referee call it no more."""
-    if callback in hosted.watchers:
-        hosted.watchers.remove(callback)
-    if hosted.referee is not None:
-        hosted.referee.unwatch(callback)
 
 
 async def _gather(

@@ -142,10 +142,6 @@ class Referee:
         self._watchers.append(callback)
         return indexed_seat_events(self.match.events[: self._watched], SPECTATOR)
 
-    def unwatch(self, callback: Callable[[list[tuple[int, Event]]], None]) -> None:
-        """Stop calling ``callback`` (its page was closed)."""
-        self._watchers = [w for w in self._watchers if w is not callback]
-
     def statistics(self) -> RefereeStatistics:
         b = [round(x * 1000) for x in self.bank]
         return RefereeStatistics(

@@ -25,6 +25,7 @@ import shutil
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import trio
@@ -90,10 +91,9 @@ def main() -> int:
             )
             mode = {i: limits for i in range(4)} if sandboxed else {}
             started = time.perf_counter()
-            hosted = trio.run(
-                play_hosted, spec, [cmd for _, cmd in seats], str(out / f"{r}-{sandboxed}.jsonl"),
-                None, mode,
-            )  # fmt: skip
+            record = str(out / f"{r}-{sandboxed}.jsonl")
+            play = partial(play_hosted, sandboxed=mode)
+            hosted = trio.run(play, spec, [cmd for _, cmd in seats], record)
             wall[sandboxed].append(time.perf_counter() - started)
             referee = hosted.referee
             assert referee is not None, hosted.error

@@ -255,7 +255,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
         )
         command = " ".join([sys.executable, str(bots / "sandboxed.py"), mode, *modes[mode]])
         matches[mode] = await play_hosted(
-            spec, ["", command, "", ""], str(paths[mode]), None, {1: LIMITS}
+            spec, ["", command, "", ""], str(paths[mode]), sandboxed={1: LIMITS}
         )
 
     async def main() -> None:
@@ -390,15 +390,18 @@ def test_check_bot_names_the_limit_in_its_report_and_junit(played: Played) -> No
 
 def test_arena_match_shows_a_crash_with_its_signal(played: Played) -> None:
     out = played.segv.stdout
-    assert played.segv.returncode == 0, out  # the match finished, faults and all
+    assert played.segv.returncode == 1, out  # the match finished, but a bot failed it
+    assert "bot failure: seat 1" in out  # as for any bot that ends early (runner's watch)
     assert "fault: seat 1 crashed" in out and "killed by SIGSEGV" in out, out
     assert "fault: seat 3" not in out  # the Botzone bot played its whole match
     assert "sandboxed seats 1, 3" in out
 
 
 def test_batch_counts_the_limit_and_leaves_the_plain_bot_alone(played: Played) -> None:
-    assert played.batch.returncode == 0, played.batch.stdout
-    summary = json.loads(played.batch.stdout.strip().splitlines()[-1])
+    assert played.batch.returncode == 1, played.batch.stdout  # a bot failed its match
+    line = next(x for x in played.batch.stdout.splitlines() if x.startswith('{"matches"'))
+    summary = json.loads(line)
+    assert summary["completed"] == 1
     assert summary["faults_by_kind"].get("memory_limit", 0) >= 1, summary  # (still) ones too
     assert summary["sandbox"]["bots"] == ["hog"]
     bots = summary["results"]["bots"]

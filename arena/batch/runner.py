@@ -248,6 +248,7 @@ async def play_hosted(
     commands: Sequence[str],
     record: str | None,
     logs: Path | None = None,
+    *,
     failures: list[BotFailure] | None = None,
     sandboxed: Mapping[int, SandboxLimits] | None = None,
 ) -> HostedMatch:

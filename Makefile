@@ -71,6 +71,7 @@ bench: setup  ## benchmarks (ratios measured side by side)
 	$(BIN)/python bench/remote.py
 	$(BIN)/python bench/tls.py
 	$(BIN)/python bench/guest_pingpong.py
+	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/botzone.py
 	$(BIN)/python bench/env.py
 	$(BIN)/python bench/http_overhead.py

@@ -18,12 +18,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
 import trio
 
 from arena import botzone
+from arena.batch.sandbox import SandboxLimits
+from arena.batch.sandbox.seat import open_socket, referee_socket, run_sandboxed_seat
 from arena.batch.startup import BotFailure, StartupWatch
 from arena.bots import BUILTIN, make_bot
 from arena.game import Bot, MatchSetup
@@ -34,13 +37,17 @@ from arena.server.app import open_arena_server
 from arena.server.host import HostedMatch, MatchSpec, MatchState
 from arena.server.recording import record_factory
 
+SANDBOX_PREFIX = "sandbox:"  # --bot 'sandbox:CMD': this bot runs in the sandbox
+
 
 @dataclasses.dataclass(frozen=True)
 class BotSpec:
-    """A bot by name: ``builtin:NAME`` or a shell command run as a subprocess."""
+    """A bot by name: ``builtin:NAME`` or a shell command run as a subprocess (in the
+    sandbox if ``sandboxed``: ``sandbox:CMD``, or every command bot with ``--sandbox``)."""
 
     name: str
     command: str
+    sandboxed: bool = False
 
     @property
     def builtin(self) -> str | None:
@@ -54,13 +61,27 @@ class BotSpec:
 
     @classmethod
     def parse(cls, text: str) -> BotSpec:
-        """``NAME=CMD`` or just ``CMD`` (the name is then derived from the command)."""
+        """``NAME=CMD`` or just ``CMD`` (the name is then derived from the command); CMD
+        may start with ``sandbox:``."""
         name, sep, command = text.partition("=")
-        if sep and name and " " not in name and not name.startswith(("builtin:", "botzone")):
-            return cls(name, command)
-        return cls(bot_name(text), text)
+        if (
+            sep
+            and name
+            and " " not in name
+            and not name.startswith(("builtin:", "botzone", "sandbox:"))
+        ):
+            return cls.sandbox_prefixed(name, command)
+        return cls.sandbox_prefixed(bot_name(text), text)
+
+    @classmethod
+    def sandbox_prefixed(cls, name: str, command: str) -> BotSpec:
+        if command.startswith(SANDBOX_PREFIX):
+            return cls(name, command.removeprefix(SANDBOX_PREFIX).strip(), True)
+        return cls(name, command)
 
     def check(self) -> None:
+        if self.sandboxed and self.builtin is not None:
+            raise ValueError(f"{self.command!r} runs inside arena: only commands can be sandboxed")
         if self.command.startswith("policy:"):
             make_bot(self.command)  # loads it: a missing module fails here, not mid-match
             return
@@ -71,12 +92,12 @@ class BotSpec:
 
 
 def bot_name(command: str) -> str:
-    """A short name for a bot command: its script's name (``random_bot`` for
+    """A short name for a bot command (``sandbox:`` aside): its script's name (``random_bot`` for
     ``python sample_bots/random_bot.py``), or the script's folder when the script has a
     generic name (``node`` for ``node sample_bots/node/bot.js``)."""
     if command.startswith(("builtin:", "policy:")):
         return command
-    words = shlex.split(command)
+    words = shlex.split(command.removeprefix(SANDBOX_PREFIX))
     scripts = [w for w in words if w.endswith((".py", ".js", ".rb", ".jar", ".exe"))]
     if not scripts:
         scripts = [w for w in words[:1] if "/" in w] or words[:1]
@@ -99,6 +120,7 @@ class MatchJob:
     record: str | None = None
     pairing: int = 0  # duplicate: 0 as given, 1 with the partnerships swapped
     stacked: Mapping[int, Sequence[str]] = dataclasses.field(default_factory=dict)
+    sandbox: SandboxLimits | None = None  # limits of the sandboxed bots (default ones)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -182,7 +204,11 @@ async def _play_job(job: MatchJob, started: float) -> MatchSummary:
         stacked=dict(stacked),
     )
     failures: list[BotFailure] = []
-    hosted = await play_hosted(spec, [b.command for b in job.bots], job.record, failures=failures)
+    limits = job.sandbox or SandboxLimits()
+    sandboxed = {i: limits for i, b in enumerate(job.bots) if b.sandboxed and not b.builtin}
+    hosted = await play_hosted(
+        spec, [b.command for b in job.bots], job.record, failures=failures, sandboxed=sandboxed
+    )
     error = "; ".join([f.short() for f in failures] + ([hosted.error] if hosted.error else []))
     return _summary(job, names, hosted.state.value, hosted.referee, started, error)
 
@@ -224,8 +250,10 @@ async def play_hosted(
     commands: Sequence[str],
     record: str | None,
     logs: Path | None = None,
+    *,
     failures: list[BotFailure] | None = None,
     on_created: Callable[[HostedMatch], object] | None = None,
+    sandboxed: Mapping[int, SandboxLimits] | None = None,
 ) -> HostedMatch:
     """Serve one match on a free loopback port and run its command seats as subprocesses
     (with ``ARENA_SERVER`` and ``ARENA_TOKEN``); returns when the match is over.
@@ -233,8 +261,31 @@ async def play_hosted(
     A bot that cannot start, exits early or never connects is reported on stderr at
     once and added to ``failures``; a seat never taken makes its team forfeit.
     ``on_created(hosted)`` is called once the match exists (``arena match`` watches it).
+    The seats of ``sandboxed`` run in the sandbox, under their limits, and reach the
+    server through a Unix socket (docs/sandbox.md).
     """
-    async with open_arena_server(recorder_factory=record_factory(record)) as server:
+    play = partial(_play_hosted, spec, commands, record, logs, failures, on_created)
+    if sandboxed:
+        with referee_socket() as socket:
+            return await play(sandboxed, socket)
+    return await play({}, "")
+
+
+async def _play_hosted(
+    spec: MatchSpec,
+    commands: Sequence[str],
+    record: str | None,
+    logs: Path | None,
+    failures: list[BotFailure] | None,
+    on_created: Callable[[HostedMatch], object] | None,
+    sandboxed: Mapping[int, SandboxLimits],
+    socket: str,
+) -> HostedMatch:
+    extra = (f"unix:{socket}",) if socket else ()
+    factory = record_factory(record)
+    async with open_arena_server(recorder_factory=factory, extra_addresses=extra) as server:
+        if socket:
+            open_socket(socket)
         hosted = server.host.create(spec)
         if on_created is not None:
             on_created(hosted)
@@ -244,13 +295,20 @@ async def play_hosted(
         async with trio.open_nursery() as nursery:
             for seat, cmd in enumerate(commands):
                 token = hosted.tokens[seat]
-                if token is not None:
+                log = seat_log(record, hosted.id, seat, logs)
+                if token is not None and seat in sandboxed:
+                    hidden = (log.parent, Path(record).parent if record else log.parent)
+                    nursery.start_soon(partial(
+                        run_sandboxed_seat, cmd, socket, token, seat, log, hosted,
+                        sandboxed[seat], hidden, watch=watch,
+                    ))  # fmt: skip
+                elif token is not None:
                     nursery.start_soon(
                         run_bot_process,
                         cmd,
                         server.target,
                         token,
-                        seat_log(record, hosted.id, seat, logs),
+                        log,
                         hosted,
                         seat,
                         watch,

@@ -26,16 +26,20 @@ from arena.batch import (
     run_jobs,
     summarize,
 )
+from arena.batch.sandbox import SandboxUnavailable
 from arena.cli.convention import UsageError, new_folder
 from arena.cli.logs import configure_logging
 from arena.cli.options import (
     add_clock,
     add_policy,
     add_rules,
+    add_sandbox,
     add_workers,
     clock_of,
     policy_of,
     rules_of,
+    sandbox_of,
+    sandboxed_bots,
     whole,
 )
 from arena.cli.progress import Progress
@@ -56,7 +60,8 @@ def register(sub: Any) -> None:
         action="append",
         default=[],
         metavar="[NAME=]CMD",
-        help="a bot for the next seat (4 in all): builtin:NAME or a command",
+        help="a bot for the next seat (4 in all): builtin:NAME or a command "
+        "(sandbox:CMD runs that one in the sandbox)",
     )
     p.add_argument(
         "--matches",
@@ -80,6 +85,7 @@ def register(sub: Any) -> None:
     add_clock(p)
     add_policy(p)
     add_workers(p)
+    add_sandbox(p)
     p.set_defaults(func=run)
 
 
@@ -89,6 +95,8 @@ def build_jobs(args: argparse.Namespace, out: Path) -> list[MatchJob]:
         raise ArenaError(f"give exactly four --bot (got {len(bots_list)})")
     for bot in bots_list:
         bot.check()
+    bots_list = sandboxed_bots(bots_list, args)
+    limits = sandbox_of(args)
     bots = (bots_list[0], bots_list[1], bots_list[2], bots_list[3])
     rules = rules_of(args)
     tc = clock_of(args)
@@ -101,7 +109,15 @@ def build_jobs(args: argparse.Namespace, out: Path) -> list[MatchJob]:
             record = out / f"match-{i:05d}{'-b' if pairing else ''}.jsonl"
             jobs.append(
                 MatchJob(
-                    i, args.seed + i, seating, rules.to_mapping(), tc, policy, str(record), pairing
+                    i,
+                    args.seed + i,
+                    seating,
+                    rules.to_mapping(),
+                    tc,
+                    policy,
+                    str(record),
+                    pairing,
+                    sandbox=limits,
                 )
             )
     return jobs
@@ -116,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     quiet_logging()
     try:
         build_jobs(args, Path())  # the command line is checked before a folder is made
-    except (ArenaError, ValueError) as exc:
+    except (ArenaError, ValueError, SandboxUnavailable) as exc:
         raise UsageError(str(exc)) from None
     out = new_folder(args.out, "batch")
     jobs = build_jobs(args, out)
@@ -135,12 +151,17 @@ def run(args: argparse.Namespace) -> int:
     summary = summarize(results, time.perf_counter() - started)
     summary["parallel"] = parallel
     summary["out"] = str(out)
+    sandboxed = sorted({b.name for j in jobs for b in j.bots if b.sandboxed and not b.builtin})
+    if sandboxed:  # which limits applied (docs/sandbox.md)
+        summary["sandbox"] = {"bots": sandboxed, "limits": sandbox_of(args).describe()}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     (out / "matches.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in results))
     if args.json:
         print(json.dumps(summary))
     else:
         print(render(summary))
+        if sandboxed:
+            print(f"\nsandboxed: {', '.join(sandboxed)}: {summary['sandbox']['limits']}")
         print(f"\nrecords and summary.json in {out}/")
     failed_bots = [r for r in results if r.error]
     for r in failed_bots[:5]:

@@ -30,9 +30,10 @@ from arena.batch.checkbot import (
     scenario_table,
     stacked_scenarios,
 )
+from arena.batch.sandbox import SandboxUnavailable, require
 from arena.cli.convention import new_folder
 from arena.cli.logs import configure_logging
-from arena.cli.options import add_clock, seconds, whole
+from arena.cli.options import add_clock, add_sandbox, sandbox_of, seconds, whole
 from arena.cli.progress import Progress
 
 
@@ -115,6 +116,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--json", action="store_true", help="print the summary as one JSON object, nothing else"
     )
+    add_sandbox(p)
     p.set_defaults(func=run)
 
 
@@ -156,6 +158,14 @@ def run(args: argparse.Namespace) -> int:
         scenarios = [s for s in scenarios if s.name in args.scenario]
     if not scenarios:
         return _usage("no scenario to play (--no-stacked with --matches 0)")
+    sandboxed = args.sandbox or args.command.startswith("sandbox:")
+    command = args.command.removeprefix("sandbox:").strip()
+    try:
+        limits = sandbox_of(args) if sandboxed and not command.startswith("builtin:") else None
+        if limits is not None:
+            require()
+    except (ValueError, SandboxUnavailable) as exc:
+        return _usage(str(exc))
     out = new_folder(args.out, "check-bot")
     parallel = args.parallel or min(4, default_parallel())
     options = CheckOptions(
@@ -167,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
         parallel=parallel,
         out=out,
         fail_fast=args.fail_fast,
+        sandbox=limits,
     )
     with Progress(len(scenarios), "scenarios", "check-bot") as bar:
         failed = faults = 0
@@ -180,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
                 faults=faults,
             )
 
-        report = check_bot(args.command, scenarios, options, on_result, quiet_logging)
+        report = check_bot(command, scenarios, options, on_result, quiet_logging)
     if args.junit:
         path = Path(args.junit)
         path.parent.mkdir(parents=True, exist_ok=True)

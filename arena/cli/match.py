@@ -22,6 +22,7 @@ from typing import Any
 import trio
 
 from arena.batch.runner import BotSpec, bot_name, local_bots, play_hosted, seat_log
+from arena.batch.sandbox import SandboxUnavailable
 from arena.batch.startup import BotFailure
 from arena.batch.table import table
 from arena.cli.logs import add_logging_options, configure_logging
@@ -29,9 +30,12 @@ from arena.cli.options import (
     add_clock,
     add_policy,
     add_rules,
+    add_sandbox,
     clock_of,
     policy_of,
     rules_of,
+    sandbox_of,
+    sandboxed_bots,
     seconds,
 )
 from arena.cli.progress import Progress
@@ -53,7 +57,8 @@ def register(sub: Any) -> None:
         action="append",
         default=[],
         metavar="CMD",
-        help="a bot command for the next seat (4 in all), or builtin:random|greedy",
+        help="a bot command for the next seat (4 in all), or builtin:random|greedy; "
+        "sandbox:CMD runs that one in the sandbox",
     )
     p.add_argument("--seed", type=int, default=None, help="match seed (default: random)")
     add_rules(p, deals_help="stop after K deals (default: play until a team wins at A)")
@@ -72,6 +77,7 @@ def register(sub: Any) -> None:
         metavar="S",
         help="how long to wait for the bots to connect (default 30)",
     )
+    add_sandbox(p)
     add_logging_options(p)
     p.set_defaults(func=run)
 
@@ -82,9 +88,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"arena match: give exactly four --bot (got {len(args.bot)})", file=sys.stderr)
         return 2
     try:
-        bots = [BotSpec(bot_name(cmd), cmd) for cmd in args.bot]
+        bots = [BotSpec.sandbox_prefixed(bot_name(cmd), cmd) for cmd in args.bot]
         for bot in bots:
             bot.check()
+        bots = sandboxed_bots(bots, args)
+        limits = sandbox_of(args)
         spec = MatchSpec(
             rules=rules_of(args),
             seed=args.seed,
@@ -94,23 +102,26 @@ def run(args: argparse.Namespace) -> int:
             seat_names=tuple(b.name for b in bots),
             connect_timeout=args.connect_timeout,
         )
-    except (ArenaError, ValueError) as exc:
+    except (ArenaError, ValueError, SandboxUnavailable) as exc:
         print(f"arena match: {exc}", file=sys.stderr)
         return 2
     if args.record:  # a record that cannot be written is said now, not after the match
         writable(Path(args.record).parent)
     watch = MatchWatch()
     failures: list[BotFailure] = []
+    sandboxed = {i: limits for i, b in enumerate(bots) if b.sandboxed and not b.builtin}
+    commands = [b.command for b in bots]
+    play = partial(
+        play_hosted, failures=failures, on_created=watch.created, sandboxed=sandboxed
+    )
     with Progress(spec.rules.deals, "deals", "match", describe=watch.describe):
-        hosted = trio.run(
-            partial(play_hosted, failures=failures, on_created=watch.created),
-            spec,
-            args.bot,
-            args.record,
-        )
+        hosted = trio.run(play, spec, commands, args.record)
     _print_result(hosted)
     for failure in failures:
         print(f"bot failure: {failure.short()} (log: {failure.log})")
+    if sandboxed:
+        seats = ", ".join(map(str, sorted(sandboxed)))
+        print(f"sandboxed seats {seats}: {limits.describe()}")
     logs = [
         str(seat_log(args.record, hosted.id, seat))
         for seat, bot in enumerate(bots)

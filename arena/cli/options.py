@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import dataclasses
+import os
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from arena.batch import default_parallel
+from arena.batch import BotSpec, default_parallel
+from arena.batch.sandbox import SandboxLimits, format_size, parse_size, require
 from arena.botzone.preset import split_presets
 from arena.referee import FaultPolicy, TimeControl
 from arena.rules import RuleSet
@@ -179,3 +182,63 @@ def address(text: str, any_port: bool = False) -> str:
 def listen_address(text: str) -> str:
     """:func:`address` for a server's own address, where port 0 means any free port."""
     return address(text, any_port=True)
+
+
+def add_sandbox(p: Any) -> None:
+    """``--sandbox`` and the sandbox's limits (docs/sandbox.md)."""
+    d = SandboxLimits()
+    g = p.add_argument_group(
+        "sandbox", "untrusted bot commands in a bubblewrap sandbox: see docs/sandbox.md"
+    )
+    g.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="run every command bot in the sandbox: no network (a Unix socket to the "
+        "referee), read-only files, no view of the records, limits below; to sandbox "
+        "only some bots, give them as --bot 'sandbox:CMD' instead",
+    )
+    g.add_argument("--sandbox-cpu", type=int, default=d.cpu_seconds, metavar="S",
+                   help=f"CPU seconds per bot process per match (default {d.cpu_seconds})")
+    g.add_argument("--sandbox-memory", type=parse_size, default=d.memory_bytes, metavar="SIZE",
+                   help=f"memory per bot process (default {format_size(d.memory_bytes)})")
+    g.add_argument("--sandbox-processes", type=int, default=d.processes, metavar="N",
+                   help=f"processes and threads per bot (default {d.processes})")
+    g.add_argument("--sandbox-files", type=int, default=d.open_files, metavar="N",
+                   help=f"open files per bot process (default {d.open_files})")
+    g.add_argument("--sandbox-output", type=parse_size, default=d.output_bytes, metavar="SIZE",
+                   help="bytes a bot may write to stdout/stderr; the seat log stops there "
+                   f"and the bot is stopped (default {format_size(d.output_bytes)})")
+    g.add_argument("--sandbox-tmp", type=parse_size, default=d.tmp_bytes, metavar="SIZE",
+                   help=f"size of the bot's private /tmp (default {format_size(d.tmp_bytes)})")
+    g.add_argument("--sandbox-ro", action="append", default=[], metavar="PATH",
+                   help="another host path the sandboxed bots may read (repeatable)")  # fmt: skip
+
+
+def sandbox_of(args: argparse.Namespace) -> SandboxLimits:
+    """The limits of ``--sandbox-*``. Raises ``ValueError`` for an impossible one."""
+    limits = SandboxLimits(
+        cpu_seconds=args.sandbox_cpu,
+        memory_bytes=args.sandbox_memory,
+        processes=args.sandbox_processes,
+        open_files=args.sandbox_files,
+        output_bytes=args.sandbox_output,
+        tmp_bytes=args.sandbox_tmp,
+        read_only=tuple(os.path.abspath(p) for p in args.sandbox_ro),
+    )
+    limits.check()
+    missing = [p for p in limits.read_only if not os.path.exists(p)]
+    if missing:
+        raise ValueError(f"--sandbox-ro: no such path: {missing[0]}")
+    return limits
+
+
+def sandboxed_bots(bots: Sequence[BotSpec], args: argparse.Namespace) -> list[BotSpec]:
+    """``bots`` with every command bot sandboxed under ``--sandbox``. Raises
+    ``SandboxUnavailable`` (one line: why) when a bot is to be sandboxed and cannot be."""
+    out = [
+        dataclasses.replace(b, sandboxed=True) if args.sandbox and not b.builtin else b
+        for b in bots
+    ]
+    if any(b.sandboxed and not b.builtin for b in out):
+        require()
+    return out

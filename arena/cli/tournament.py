@@ -12,6 +12,7 @@ against each other bot when they sat on opposing teams. See docs/batch.md.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 from functools import partial
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.batch import BotSpec, MatchSummary, default_parallel, run_jobs, summarize
+from arena.batch.sandbox import SandboxUnavailable
 from arena.batch.tournament import build_jobs, render_tournament, report
 from arena.cli.batch import quiet_logging
 from arena.cli.convention import UsageError, new_folder
@@ -26,10 +28,13 @@ from arena.cli.options import (
     add_clock,
     add_policy,
     add_rules,
+    add_sandbox,
     add_workers,
     clock_of,
     policy_of,
     rules_of,
+    sandbox_of,
+    sandboxed_bots,
     whole,
 )
 from arena.cli.progress import Progress
@@ -50,7 +55,8 @@ def register(sub: Any) -> None:
         action="append",
         default=[],
         metavar="NAME=CMD",
-        help="a bot (two or more, distinct names): builtin:NAME or a command",
+        help="a bot (two or more, distinct names): builtin:NAME or a command "
+        "(sandbox:CMD runs that one in the sandbox)",
     )
     p.add_argument(
         "--rounds",
@@ -75,6 +81,7 @@ def register(sub: Any) -> None:
     add_clock(p)
     add_policy(p)
     add_workers(p)
+    add_sandbox(p)
     p.set_defaults(func=run)
 
 
@@ -84,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
         bots = [BotSpec.parse(b) for b in args.bot]
         for bot in bots:
             bot.check()
+        bots = sandboxed_bots(bots, args)
+        limits = sandbox_of(args)
         rules = rules_of(args)
         plan_jobs = partial(
             build_jobs,
@@ -96,10 +105,11 @@ def run(args: argparse.Namespace) -> int:
             policy=policy_of(args),
         )
         plan_jobs(out=Path())  # the command line is checked before a folder is made
-    except (ArenaError, ValueError) as exc:
+    except (ArenaError, ValueError, SandboxUnavailable) as exc:
         raise UsageError(str(exc)) from None
     out = new_folder(args.out, "tournament")
     plan, jobs = plan_jobs(out=out)
+    jobs = [dataclasses.replace(job, sandbox=limits) for job in jobs]
     parallel = args.parallel or default_parallel()
     started = time.perf_counter()
     with Progress(len(jobs), "matches", "tournament") as bar:
@@ -125,6 +135,9 @@ def run(args: argparse.Namespace) -> int:
         "parallel": parallel,
         "ray": args.ray,
     }
+    sandboxed = sorted(b.name for b in bots if b.sandboxed and not b.builtin)
+    if sandboxed:  # which limits applied (docs/sandbox.md)
+        settings["sandbox"] = {"bots": sandboxed, "limits": limits.describe()}
     data = report(bots, plan, results, args.rounds, settings)
     data["seconds"] = round(elapsed, 3)
     data["summary"] = summarize(results, elapsed)  # what `arena batch` reports
@@ -139,4 +152,6 @@ def run(args: argparse.Namespace) -> int:
             f"\n{data['completed']}/{data['matches']} matches in {elapsed:.1f}s; "
             f"tournament.json and records in {out}/"
         )
+        if sandboxed:
+            print(f"sandboxed: {', '.join(sandboxed)}: {limits.describe()}")
     return 0 if data["completed"] == data["matches"] else 1

@@ -18,6 +18,12 @@ class FaultKind(enum.StrEnum):
     MALFORMED = "malformed"
     UNKNOWN_SEQUENCE = "unknown_sequence"
     DISCONNECTED = "disconnected"
+    # a sandboxed bot's process ended (arena.batch.sandbox judges why)
+    MEMORY_LIMIT = "memory_limit"
+    CPU_LIMIT = "cpu_limit"
+    OUTPUT_LIMIT = "output_limit"
+    PROCESS_LIMIT = "process_limit"
+    CRASHED = "crashed"
 
 
 class BotError(ArenaError):

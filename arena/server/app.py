@@ -65,11 +65,13 @@ async def open_arena_server(
     records: Path | None = None,
     http: str | None = None,
     plugins: Sequence[Plugin] = (),
+    extra_addresses: tuple[str, ...] = (),
 ) -> AsyncIterator[ArenaServer]:
     """Serve the Arena and Matches services for an ``async with`` block.
 
     ``before_listening(host)`` runs before the port opens (``arena serve`` restores
-    crashed matches there, so a returning bot never meets an unknown token). Matches
+    crashed matches there, so a returning bot never meets an unknown token).
+    ``extra_addresses`` are listened on too (a ``unix:`` socket for sandboxed bots). Matches
     still running when the block ends are cancelled (and recorded as such).
 
     ``access`` says who may call what (docs/security.md); by default a fresh organiser
@@ -118,6 +120,7 @@ async def open_arena_server(
             maximum_concurrent_rpcs=limits.max_rpcs,
             interceptors=(AccessInterceptor(access),),
             credentials=tls.credentials() if tls else None,
+            extra_addresses=extra_addresses,
         )
         async with open_grpc_server(registrations, config) as grpc_thread:
             http_url = ""

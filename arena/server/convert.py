@@ -33,6 +33,11 @@ FAULT_TO_PB = {
     "malformed": pb.MALFORMED,
     "unknown_sequence": pb.UNKNOWN_SEQUENCE,
     "disconnected": pb.DISCONNECTED,
+    "memory_limit": pb.MEMORY_LIMIT,
+    "cpu_limit": pb.CPU_LIMIT,
+    "output_limit": pb.OUTPUT_LIMIT,
+    "process_limit": pb.PROCESS_LIMIT,
+    "crashed": pb.CRASHED,
 }
 
 

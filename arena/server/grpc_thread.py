@@ -54,6 +54,9 @@ class GrpcServerConfig:
     """How to run the embedded server. Durations in seconds."""
 
     address: str = "127.0.0.1:0"  # port 0: a free port, see GrpcThread.port
+    # More addresses to listen on too, e.g. ``unix:/path/arena.sock`` for sandboxed bots
+    # (which have no network, only that socket: docs/sandbox.md).
+    extra_addresses: tuple[str, ...] = ()
     # Full names of the registered services ("arena.v1.Arena"): each is reported
     # SERVING by health checking and listed by reflection.
     service_names: tuple[str, ...] = ()
@@ -225,6 +228,8 @@ class GrpcThread:
             port = server.add_secure_port(config.address, config.credentials)
         else:
             port = server.add_insecure_port(config.address)
+        for extra in config.extra_addresses:  # local Unix sockets: plaintext
+            server.add_insecure_port(extra)
         await server.start()
         self._port, self._running = port, True
         self._ready.set()

@@ -100,6 +100,8 @@ class RemoteSeat:
         self.finished = False
         self.buffer_limit = 256 * 1024  # unrequested bytes kept (Limits.seat_buffer_bytes)
         self._buffered = 0  # bytes of messages waiting in the inbox
+        self.ended: BotError | None = None  # the bot's process is gone, and why
+        self._ended_reported = False
 
     # -- called from the asyncio side through the bridge (trio thread, never blocks) -----
 
@@ -156,6 +158,17 @@ class RemoteSeat:
             log.debug("seat_left", match_id=self.match_id, seat=self.seat)
         else:
             log.warning("seat_disconnected", match_id=self.match_id, seat=self.seat)
+
+    def process_ended(self, kind: FaultKind, reason: str) -> None:
+        """The bot's process ended before the match did (the sandbox says why: a limit,
+        or a crash with its exit status or signal). Decisions asked from now on, and the
+        one pending if the stream is already gone, are faults of ``kind`` instead of a
+        wait for a reconnection: nobody is coming back."""
+        if self.finished or self.ended is not None:
+            return
+        self.ended = BotError(kind, reason)
+        self._send_in.send_nowait(Signal.DETACHED)  # wakes a wait for the bot's return
+        log.warning("seat_process_ended", match_id=self.match_id, seat=self.seat, kind=kind.value)
 
     @property
     def pending_seq(self) -> int | None:
@@ -226,6 +239,7 @@ class RemoteSeat:
         :class:`BotGone` (or, if the referee's deadline fires first, is its timeout);
         later decisions raise an uncharged one at once until the bot is back.
         """
+        self._raise_if_ended()
         now = trio.current_time()
         since = self.disconnected_at if self.disconnected_at is not None else now
         if self._absent_reported or since + self.grace <= now:
@@ -234,15 +248,25 @@ class RemoteSeat:
             raise BotGone("disconnected" + ("" if first else " (still)"), charge=first)
         try:
             with trio.move_on_at(min(since + self.grace, until)):
-                while self.conn is None:
+                while self.conn is None and self.ended is None:
                     await self._receive()  # a Signal.ATTACHED arrives on reconnection
         except trio.Cancelled:
             self._absent_reported = True  # the decision timed out: that was the charge
             raise
+        self._raise_if_ended()
         if self.conn is None:
             self._absent_reported = True
             waited = min(since + self.grace, until) - since
             raise BotGone(f"disconnected, no reconnection within {waited:.3f}s")
+
+    def _raise_if_ended(self) -> None:
+        """The process is gone: its fault, charged once (later ones are recorded)."""
+        if self.ended is None:
+            return
+        first = not self._ended_reported
+        self._ended_reported = self._absent_reported = True
+        reason = self.ended.reason if first else f"{self.ended.reason} (still)"
+        raise BotError(self.ended.kind, reason, charge=first)
 
     def tell_verdict(self, verdict: SeatVerdict) -> None:
         if self.conn is not None:

@@ -246,6 +246,21 @@ class _FaultKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FaultKind.V
     """The seat's stream ended (or it missed the reconnect grace) while a
     decision was pending; the referee played the fallback.
     """
+    MEMORY_LIMIT: _FaultKind.ValueType  # 6
+    """The following are given only to a bot run in the sandbox (docs/sandbox.md): its
+    process ended, and the referee played the fallback for its pending decision.
+    Killed by (or out of) the sandbox's memory limit.
+    """
+    CPU_LIMIT: _FaultKind.ValueType  # 7
+    """Killed by the sandbox's limit on CPU seconds per match."""
+    OUTPUT_LIMIT: _FaultKind.ValueType  # 8
+    """Stopped after writing more than the sandbox's limit on bytes to stdout/stderr."""
+    PROCESS_LIMIT: _FaultKind.ValueType  # 9
+    """Failed on the sandbox's limit on processes (a fork or thread that was refused)."""
+    CRASHED: _FaultKind.ValueType  # 10
+    """The process ended otherwise before the match did; the reason gives the exit
+    status or the signal.
+    """
 
 class FaultKind(_FaultKind, metaclass=_FaultKindEnumTypeWrapper):
     """How a seat broke the rules of engagement. Faults are the referee's business,
@@ -272,6 +287,21 @@ UNKNOWN_SEQUENCE: FaultKind.ValueType  # 4
 DISCONNECTED: FaultKind.ValueType  # 5
 """The seat's stream ended (or it missed the reconnect grace) while a
 decision was pending; the referee played the fallback.
+"""
+MEMORY_LIMIT: FaultKind.ValueType  # 6
+"""The following are given only to a bot run in the sandbox (docs/sandbox.md): its
+process ended, and the referee played the fallback for its pending decision.
+Killed by (or out of) the sandbox's memory limit.
+"""
+CPU_LIMIT: FaultKind.ValueType  # 7
+"""Killed by the sandbox's limit on CPU seconds per match."""
+OUTPUT_LIMIT: FaultKind.ValueType  # 8
+"""Stopped after writing more than the sandbox's limit on bytes to stdout/stderr."""
+PROCESS_LIMIT: FaultKind.ValueType  # 9
+"""Failed on the sandbox's limit on processes (a fork or thread that was refused)."""
+CRASHED: FaultKind.ValueType  # 10
+"""The process ended otherwise before the match did; the reason gives the exit
+status or the signal.
 """
 Global___FaultKind: _TypeAlias = FaultKind  # noqa: Y015
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import multiprocessing
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 import trio
@@ -14,6 +16,8 @@ from arena.batch.checkbot.positions import Position, read_positions
 from arena.batch.checkbot.results import CheckOptions, CheckReport, FaultReport, ScenarioResult
 from arena.batch.checkbot.scenarios import SITUATIONS, Scenario
 from arena.batch.runner import bot_name, start_bot
+from arena.batch.sandbox import Ending, SandboxLimits
+from arena.batch.sandbox.seat import open_socket, referee_socket, run_sandboxed_seat
 from arena.bots import make_bot
 from arena.game import Bot
 from arena.records import AnswerLine, read_record
@@ -123,7 +127,7 @@ async def play_scenario(command: str | Bot, result: ScenarioResult, options: Che
     )
     try:
         text = command if isinstance(command, str) else ""
-        hosted = await _host(spec, text, record, log, seat, result)
+        hosted = await _host(spec, text, record, log, seat, result, options.sandbox)
     except Exception as exc:  # the harness itself failed: report it, play the others
         result.error = f"{type(exc).__name__}: {exc}"
         result.seconds = time.perf_counter() - started
@@ -188,21 +192,65 @@ async def _host(
     log: Path,
     seat: int,
     result: ScenarioResult,
+    sandbox: SandboxLimits | None = None,
 ) -> HostedMatch:
     """Serve the match on a free loopback port and run the bot's command (as
     :func:`arena.batch.runner.play_hosted` does), watching the process: a bot that exits
     before taking its seat ends the scenario at once instead of after the connect
-    timeout, and its exit status goes to its log."""
-    async with open_arena_server(recorder_factory=record_factory(str(record))) as server:
-        hosted = server.host.create(spec)
-        token = hosted.tokens[seat]
-        if token is not None:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(_run_bot, command, server, token, log, hosted, seat, result)
+    timeout, and its exit status goes to its log. With ``sandbox``, the bot runs in the
+    sandbox (under those limits) and reaches the server through a Unix socket."""
+    limits = sandbox if command else None
+    with contextlib.ExitStack() as stack:
+        socket = stack.enter_context(referee_socket()) if limits else ""
+        extra = (f"unix:{socket}",) if socket else ()
+        factory = record_factory(str(record))
+        async with open_arena_server(recorder_factory=factory, extra_addresses=extra) as server:
+            if socket:
+                open_socket(socket)
+            hosted = server.host.create(spec)
+            token = hosted.tokens[seat]
+            if token is not None:
+                async with trio.open_nursery() as nursery:
+                    if limits is not None:
+                        run = partial(_run_sandboxed, command, server, socket, token, log,
+                                      hosted, seat, result, limits)  # fmt: skip
+                        nursery.start_soon(run)
+                    else:
+                        nursery.start_soon(
+                            _run_bot, command, server, token, log, hosted, seat, result
+                        )
+                    await hosted.done.wait()
+            else:
                 await hosted.done.wait()
-        else:
-            await hosted.done.wait()
-        return hosted
+            return hosted
+
+
+async def _run_sandboxed(
+    command: str,
+    server: ArenaServer,
+    socket: str,
+    token: str,
+    log: Path,
+    hosted: HostedMatch,
+    seat: int,
+    result: ScenarioResult,
+    limits: SandboxLimits,
+) -> None:
+    """:func:`_run_bot` in the sandbox: a bot that ends before taking its seat ends the
+    scenario at once; one that ends later gets its verdict as a fault."""
+
+    def ended(ending: Ending) -> None:
+        remote = hosted.remote(seat)
+        if remote is not None and not remote.ever_connected.is_set():
+            result.error = f"the bot ended before taking its seat: {ending.reason}"
+            server.host.cancel(hosted.id, result.error)
+
+    error = await run_sandboxed_seat(
+        command, socket, token, seat, log, hosted, limits, (log.parent,), ended
+    )
+    if error is not None:
+        result.error = error
+        server.host.cancel(hosted.id, error)
 
 
 async def _run_bot(

@@ -22,6 +22,7 @@ def render(report: CheckReport) -> str:
         f"time limit {o.time_limit_ms} ms per decision, bank {o.time_bank_ms} ms, "
         f"reconnect grace {o.grace_ms} ms; a scenario stops at the bot's "
         f"{o.max_faults}th fault",
+        *([f"sandbox: {o.sandbox.describe()}"] if o.sandbox else []),
         "",
     ]
     width = max([len(r.scenario.name) for r in report.results] + [8])
@@ -120,6 +121,7 @@ def junit_xml(report: CheckReport) -> str:
         ("time_limit_ms", str(o.time_limit_ms)),
         ("time_bank_ms", str(o.time_bank_ms)),
         ("latency_ms", _ms(latency_summary(report.latencies()))),
+        ("sandbox", o.sandbox.describe() if o.sandbox else "none"),
     ):
         ET.SubElement(props, "property", {"name": name, "value": _clean(value)})
     for r in results:

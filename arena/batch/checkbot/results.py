@@ -11,6 +11,7 @@ from typing import Any
 
 from arena.batch.checkbot.positions import Position
 from arena.batch.checkbot.scenarios import Scenario
+from arena.batch.sandbox import SandboxLimits
 from arena.referee import FaultPolicy, TimeControl
 from arena.rules import Card, format_cards
 
@@ -20,6 +21,11 @@ FAULT_LABELS = {
     "malformed": "protocol error (malformed message)",
     "unknown_sequence": "protocol error (unknown sequence number)",
     "disconnected": "crash or disconnection",
+    "memory_limit": "killed by the sandbox's memory limit",
+    "cpu_limit": "killed by the sandbox's CPU limit",
+    "output_limit": "stopped by the sandbox's output limit",
+    "process_limit": "refused a process or thread by the sandbox's limit",
+    "crashed": "the bot's process ended during the match",
 }
 
 
@@ -184,6 +190,7 @@ class CheckOptions:
     parallel: int = 2
     out: Path = Path("records/check-bot")
     fail_fast: bool = False
+    sandbox: SandboxLimits | None = None  # run the bot in the sandbox, under these limits
 
     def time_control(self) -> TimeControl:
         return TimeControl(self.time_limit_ms, self.time_bank_ms, self.grace_ms)
@@ -224,6 +231,7 @@ class CheckReport:
             "latency_ms": latency_summary(self.latencies()),
             "time_control": o.time_control().to_dict(),
             "max_faults": o.max_faults,
+            "sandbox": o.sandbox.describe() if o.sandbox else None,
             "out": str(o.out),
             "seconds": round(self.seconds, 3),
         }

@@ -184,7 +184,12 @@ def test_serve_keeps_an_explicit_log_level(tmp_path: Path) -> None:
 def test_every_command_has_help_and_the_rule_variants_where_it_takes_rules() -> None:
     """``--debug`` everywhere; with ``--rules``, every key and every value an enum variant
     takes, and its default, all from the RuleSet itself."""
-    commands = [["judge"], *([c] for c in COMMANDS if c != "matches"), ["matches", "create"]]
+    groups = {"matches": "create", "bots": "add", "events": "create"}  # command groups
+    commands = [
+        ["judge"],
+        *([c] for c in COMMANDS if c not in groups),
+        *([group, verb] for group, verb in groups.items()),
+    ]
     defaults = RuleSet().to_mapping()
     for command, done in zip(commands, arena_all([[*c, "--help"] for c in commands]), strict=True):
         assert done.returncode == 0, done

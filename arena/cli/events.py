@@ -19,6 +19,7 @@ import sys
 from typing import Any
 
 from arena.cli.competition_options import add_database_options, store_of
+from arena.cli.options import add_rules, rules_of
 from arena.competition.schedule import FORMATS, check_seating, round_robin, swiss_round
 from arena.competition.standings import render, standings
 from arena.errors import ArenaError
@@ -48,10 +49,7 @@ def register(sub: Any) -> None:
         "--matches", type=int, default=20, metavar="N", help="ladder: matches to play in all"
     )
     c.add_argument("--no-duplicate", action="store_true", help="no swapped replay of a deal")
-    c.add_argument("--deals", type=int, default=0, help="deals per match (0: until A)")
-    c.add_argument(
-        "--rule", action="append", default=[], metavar="KEY=JSON", help="a rules variant"
-    )
+    add_rules(c)
     c.add_argument("--decision-ms", type=int, default=TimeControl().decision_ms)
     c.add_argument("--bank-ms", type=int, default=TimeControl().bank_ms)
     c.add_argument("--grace-ms", type=int, default=TimeControl().grace_ms)
@@ -112,18 +110,10 @@ def run(args: argparse.Namespace) -> int:
 def _create(store: Any, args: argparse.Namespace) -> None:
     bots = [b.strip() for b in args.bots.split(",") if b.strip()]
     check_seating(bots, args.self_play)
-    rules: dict[str, Any] = {}
-    for item in args.rule:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ArenaError(f"--rule {item!r}: write KEY=JSON, e.g. decks=2")
-        try:
-            rules[key] = json.loads(value)
-        except json.JSONDecodeError:
-            rules[key] = value
-    if args.deals:
-        rules["deals"] = args.deals
-    RuleSet.from_mapping(rules)  # refuse a bad variant now, not at the first match
+    # refused now if bad, not at the first match; stored as the variants that differ
+    chosen = rules_of(args).to_mapping()
+    defaults = RuleSet().to_mapping()
+    rules: dict[str, Any] = {k: v for k, v in chosen.items() if defaults.get(k) != v}
     time_control = TimeControl(args.decision_ms, args.bank_ms, args.grace_ms).to_dict()
     FaultPolicy.parse(args.policy, max_faults=args.max_faults)
     known = {b.name for b in store.bots()}

@@ -29,7 +29,7 @@ import math
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Generic, Self, TypeVar, TypeVarTuple
+from typing import Any, Generic, Self, TypeVar, TypeVarTuple
 
 import trio
 
@@ -77,6 +77,31 @@ def call_in_trio_nowait(
     except trio.RunFinishedError:
         return False
     return True
+
+
+async def run_in_trio(token: trio.lowlevel.TrioToken, fn: Callable[..., T], *args: Any) -> T:
+    """Run the synchronous ``fn(*args)`` on the trio thread; await its result here."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
+    def job() -> None:
+        try:
+            result = fn(*args)
+        except Exception as exc:
+            loop.call_soon_threadsafe(settle, False, exc)
+        else:
+            loop.call_soon_threadsafe(settle, True, result)
+
+    if not call_in_trio_nowait(token, job):
+        raise RuntimeError("the referee has stopped")
+    return await future
 
 
 def call_in_asyncio_nowait(

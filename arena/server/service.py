@@ -25,7 +25,7 @@ from arena.referee import FaultPolicy
 from arena.server import convert, guard
 from arena.server.access import Access, Refusal, Role
 from arena.server.archive import info_from_record, list_page, record_path
-from arena.server.bridge import AsyncioOutbox, call_in_trio_nowait
+from arena.server.bridge import AsyncioOutbox, call_in_trio_nowait, run_in_trio
 from arena.server.host import (
     PROTOCOL,
     HostedMatch,
@@ -53,31 +53,6 @@ HELLO_TIMEOUT = 5.0
 Ctx = grpc.aio.ServicerContext[Any, Any]
 EOF: object = grpc.aio.EOF  # type: ignore[attr-defined]  # missing from the stubs
 R = TypeVar("R")
-
-
-async def run_in_trio(token: trio.lowlevel.TrioToken, fn: Callable[..., R], *args: Any) -> R:
-    """Run the synchronous ``fn(*args)`` on the trio thread; await its result here."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[R] = loop.create_future()
-
-    def settle(ok: bool, value: Any) -> None:
-        if not future.done():
-            if ok:
-                future.set_result(value)
-            else:
-                future.set_exception(value)
-
-    def job() -> None:
-        try:
-            result = fn(*args)
-        except Exception as exc:
-            loop.call_soon_threadsafe(settle, False, exc)
-        else:
-            loop.call_soon_threadsafe(settle, True, result)
-
-    if not call_in_trio_nowait(token, job):
-        raise RuntimeError("the referee has stopped")
-    return await future
 
 
 class ArenaService(pb_grpc.ArenaServicer):

@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from arena.batch.runner import play_hosted
+from arena.batch.runner import play_hosted, seat_log
 from arena.batch.sandbox import SandboxLimits, unavailable
 from arena.batch.sandbox.watch import tree
 from arena.bots import make_bot
@@ -76,7 +76,7 @@ class Played:
 
     def log(self, mode: str) -> str:
         hosted = self.matches[mode]
-        return (self.records[mode].parent / f"{hosted.id}.seat1.log").read_text(errors="replace")
+        return seat_log(str(self.records[mode]), hosted.id, 1).read_text(errors="replace")
 
     def told(self, mode: str) -> list[dict[str, object]]:
         return [
@@ -346,7 +346,7 @@ def test_a_bot_killed_by_a_limit_gets_the_named_fault(
 
 
 def test_output_is_capped_in_the_seat_log(played: Played) -> None:
-    log = played.records["print"].parent / f"{played.matches['print'].id}.seat1.log"
+    log = seat_log(str(played.records["print"]), played.matches["print"].id, 1)
     assert log.stat().st_size < LIMITS.output_bytes + 64 * 1024
     assert "arena: output limit reached" in log.read_text(errors="replace")
 

@@ -16,4 +16,8 @@ with grpc.insecure_channel(SERVER) as channel, open(os.environ["SPY_DUMP"], "wb"
             stream.send(answer(message.request))
         elif message.HasField("match_end"):
             break
-    stream.close()
+    dump.flush()
+    # Everything that crossed the wire is on disk: leave now. (Seen in the full suite:
+    # grpcio's shutdown of a stream it has just cancelled can hang past the test's
+    # 60 s, and the test would kill this bot; what is checked is the dump, not the exit.)
+    os._exit(0)

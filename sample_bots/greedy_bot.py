@@ -8,29 +8,27 @@ from __future__ import annotations
 
 import sys
 
-from botkit import Table, cards, parse_args, run
+from botkit import Table, Turn, parse_args, run
 
-from arena.rules import TRUMP_LANE, Card, check_follow, fallback_bury, legal_follow, trick_winner
+from arena.rules import Card, check_follow, fallback_bury, legal_follow, trick_winner
 from arena.v1 import arena_pb2 as pb
 
 
-def decide(request: pb.Request, table: Table) -> list[Card]:
-    view = request.view
-    hand = cards(view.hand)
-    if request.kind == pb.BID:
-        bids = [cards(b.cards) for b in request.legal_bids]
-        pairs = [b for b in bids if len(b) > 1]
+def decide(turn: Turn, table: Table) -> list[Card]:
+    hand = turn.hand
+    if turn.kind == pb.BID:
+        pairs = [b for b in turn.bids if len(b) > 1]
         return pairs[-1] if pairs else []  # only confident bids: a pair
-    order = table.order(view)
-    if request.kind == pb.BURY:
-        return fallback_bury(hand, request.count, order)  # cheap side cards, no points
-    trick = view.current_trick
-    if not trick.plays:  # lead the highest side card, else the lowest trump
-        side = [c for c in hand if order.lane_of(c) != TRUMP_LANE]
+    order = turn.order
+    if turn.kind == pb.BURY:
+        return fallback_bury(hand, turn.count, order)  # cheap side cards, no points
+    if not turn.plays:  # lead the highest side card, else the lowest trump
+        side = [c for c in hand if not order.is_trump(c)]
         if side:
             return [max(side, key=order.key_of)]
         return [min(hand, key=order.key_of)]
-    plays = [cards(p.cards) for p in trick.plays]
+    trick = turn.view.current_trick
+    plays = [cards for _seat, cards in turn.plays]
     lead = plays[0]
     low = legal_follow(lead, hand, order)
     if len(lead) != 1:

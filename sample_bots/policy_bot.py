@@ -16,7 +16,7 @@ import argparse
 import os
 import sys
 
-from botkit import Table, cards, parse_args, run
+from botkit import Table, Turn, cards, parse_args, run
 
 from arena.env.policy import PolicyBot, load_policy
 from arena.game import CardsPlayed, DealStarted, Decision, Event, Kind, SeatView, TrickView
@@ -86,7 +86,7 @@ def events_from_pb(events: list[pb.Event]) -> list[Event]:
     return out
 
 
-def decision_from_pb(request: pb.Request, view: SeatView) -> Decision:
+def decision_from_pb(request: pb.Request | Turn, view: SeatView) -> Decision:
     """The decision the wire request asks for, as the referee's :class:`Decision`."""
     kind = _KINDS[request.kind]
     options = tuple(tuple(cards(b.cards)) for b in request.legal_bids)
@@ -96,7 +96,7 @@ def decision_from_pb(request: pb.Request, view: SeatView) -> Decision:
     return Decision(view.seat, kind, count=request.count, options=options, lead=lead)
 
 
-def decide(request: pb.Request, table: Table, bot: PolicyBot) -> list:
+def decide(request: Turn, table: Table, bot: PolicyBot) -> list:
     view = view_from_pb(request.view)
     decision = decision_from_pb(request, view)
     order = table.order(request.view) if view.trump_declared else None

@@ -13,24 +13,23 @@ from __future__ import annotations
 import random
 import sys
 
-from botkit import Table, cards, parse_args, run
+from botkit import Table, Turn, parse_args, run
 
 from arena.rules import Card, legal_follow
 from arena.v1 import arena_pb2 as pb
 
 
-def decide(request: pb.Request, table: Table, rng: random.Random) -> list[Card]:
-    hand = cards(request.view.hand)
-    if request.kind == pb.BID:
-        bids = [cards(b.cards) for b in request.legal_bids]
+def decide(turn: Turn, table: Table, rng: random.Random) -> list[Card]:
+    hand = turn.hand
+    if turn.kind == pb.BID:
+        bids = turn.bids
         return rng.choice(bids) if bids and rng.random() < 0.5 else []
-    if request.kind == pb.BURY:
-        return rng.sample(hand, request.count)
-    trick = request.view.current_trick
-    if not trick.plays:  # leading: any single card is a legal lead
+    if turn.kind == pb.BURY:
+        return rng.sample(hand, turn.count)
+    lead = turn.lead
+    if not lead:  # leading: any single card is a legal lead
         return [rng.choice(hand)]
-    lead = cards(trick.plays[0].cards)
-    return legal_follow(lead, hand, table.order(request.view), pick=rng.choice)
+    return legal_follow(lead, hand, turn.order, pick=rng.choice)
 
 
 def main() -> int:

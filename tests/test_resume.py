@@ -1,7 +1,8 @@
 """Crash safety: SIGKILL the server mid-match, restart it, and the match finishes.
 
 Real processes throughout: ``arena serve`` on a loopback port, four sample bots that
-reconnect with their tokens, and an organiser client creating the match over gRPC.
+reconnect with their tokens (two on botkit's asyncio client, two on its sync client),
+and an organiser client creating the match over gRPC.
 The finished record must verify as if nothing had happened.
 """
 
@@ -75,7 +76,8 @@ def test_a_killed_server_resumes_the_match_and_the_record_verifies(tmp_path: Pat
         for seat, script in enumerate(["random_bot", "greedy_bot"] * 2):
             bots.append(subprocess.Popen(
                 [sys.executable, str(ROOT / "sample_bots" / f"{script}.py"), "--reconnect", "60",
-                 "--token", created.seat_tokens[seat], "--seed", str(seat)],
+                 "--token", created.seat_tokens[seat], "--seed", str(seat),
+                 "--client", ("asyncio", "sync")[seat // 2]],  # botkit's two clients
                 env=env, stdout=subprocess.DEVNULL,
                 stderr=(tmp_path / f"bot{seat}.log").open("wb"),
             ))  # fmt: skip

@@ -15,19 +15,16 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import queue
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-import grpc
-
+from arena.botzone.client import SeatClient
 from arena.botzone.process import BotProcess, TurnFailed
 from arena.botzone.table import BotzoneError, BotzoneTable, IdClash
 from arena.v1 import arena_pb2 as pb
-from arena.v1 import arena_pb2_grpc as pb_grpc
 
 # Kept back from each decision's time for the request's and the answer's way (the
 # referee's clock starts before the request reaches us): 60 ms plus 5% of the time, at
@@ -131,70 +128,22 @@ class BotzoneSeat:
             self.say(f"could not save globaldata to {path}: {exc}")
         self._saved = self.process.globaldata
 
-    # -- the gRPC side --------------------------------------------------------------------
+    # -- the gRPC side: arena's one seat-client loop -----------------------------------
 
     def run(self, server: str, token: str) -> int:
         """Play one match; 0 when it ended normally (reconnecting if the stream drops)."""
-        if not token:
-            self.say("no seat token (--token or ARENA_TOKEN)")
-            return 2
-        lost_at: float | None = None
+
+        def welcome(message: pb.Welcome) -> None:
+            self.table.seat = message.seat
+
+        client = SeatClient(
+            server, token, self.options.name or "botzone", "botzone-seat", self.decide,
+            self.say, self.options.reconnect_for, welcome,
+        )  # fmt: skip
         try:
-            while True:
-                outcome = self._session(server, token)
-                if outcome == "ended":
-                    return 0
-                if outcome == "refused":
-                    return 1
-                lost_at = lost_at or time.monotonic()
-                if time.monotonic() - lost_at > self.options.reconnect_for:
-                    self.say(f"gave up reconnecting after {self.options.reconnect_for:.0f}s")
-                    return 1
-                time.sleep(0.5)
+            return client.play()
         finally:
             self.process.close()
-
-    def _session(self, server: str, token: str) -> str:
-        outbox: queue.Queue[pb.BotMessage | None] = queue.Queue()
-
-        def messages() -> Iterator[pb.BotMessage]:
-            while (message := outbox.get()) is not None:
-                yield message
-
-        name = self.options.name or "botzone"
-        with grpc.insecure_channel(server) as channel:
-            call = pb_grpc.ArenaStub(channel).Play(messages())
-            try:
-                call.initial_metadata()
-                hello = pb.Hello(token=token, name=name, version="botzone-seat", protocol=1)
-                outbox.put(pb.BotMessage(hello=hello))
-                for message in call:
-                    kind = message.WhichOneof("kind")
-                    if kind == "welcome":
-                        self.table.seat = message.welcome.seat
-                    elif kind == "request":
-                        action = self.decide(message.request)
-                        outbox.put(pb.BotMessage(action=action))
-                    elif kind == "verdict" and not message.verdict.accepted:
-                        self.say(f"fault on seq {message.verdict.seq}: {message.verdict.reason}")
-                    elif kind == "match_end":
-                        return "ended"
-            except grpc.RpcError as exc:
-                code = exc.code()
-                self.say(f"{code.name}: {exc.details()}")
-                if code == grpc.StatusCode.ALREADY_EXISTS and self.table.seat >= 0:
-                    return "lost"
-                if code in (
-                    grpc.StatusCode.UNAUTHENTICATED,
-                    grpc.StatusCode.ALREADY_EXISTS,
-                    grpc.StatusCode.FAILED_PRECONDITION,
-                    grpc.StatusCode.INVALID_ARGUMENT,
-                ):
-                    return "refused"
-                return "lost"
-            finally:
-                outbox.put(None)
-        return "lost"
 
 
 __all__ = ["BotzoneSeat", "SeatOptions"]

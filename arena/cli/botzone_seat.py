@@ -12,11 +12,12 @@ the Botzone name in the reason. ``botzone:CMD`` as a bot command in ``arena matc
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import sys
 from pathlib import Path
 from typing import Any
+
+from arena.botzone.client import add_seat_options
 
 
 def register(sub: Any) -> None:
@@ -30,16 +31,7 @@ def register(sub: Any) -> None:
         "  arena match --bot 'botzone:python3 bot.py' --bot builtin:greedy "
         "--bot builtin:greedy --bot builtin:greedy --rules botzone",
     )
-    p.add_argument(
-        "--server",
-        default=os.environ.get("ARENA_SERVER", "127.0.0.1:50051"),
-        help="referee address host:port (default $ARENA_SERVER)",
-    )
-    p.add_argument(
-        "--token",
-        default=os.environ.get("ARENA_TOKEN", ""),
-        help="this seat's token (default $ARENA_TOKEN)",
-    )
+    add_seat_options(p)
     p.add_argument("--name", default="", help="the name sent to the referee (default: CMD's)")
     p.add_argument(
         "--globaldata",

@@ -1,0 +1,132 @@
+"""The asyncio client (the samples' default): grpc.aio streams on one event loop.
+
+Each message is read and written on the loop's thread, with no queue and no extra
+thread between the stream and ``decide`` — the cheapest way for a Python bot to talk
+to the referee (bench/bots.py measures it against the blocking client). ``decide``
+runs on the loop: a bot that must block for long (a slow library, a sleep) should use
+the sync client instead, or ``await`` in its own coroutine with :func:`play_async`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+
+import grpc
+import grpc.aio
+
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+from botkit.options import log_message, settings
+from botkit.seat import Decide, Seat, outcome_of
+
+HANDSHAKE_S = 10.0
+"""How long a stream may take to be accepted (the server's initial metadata) before the
+client drops it and connects again: a peer that takes the TCP connection but never
+speaks gRPC (a wedged server, a wrong port) must not hold the bot forever."""
+RETRY_S = 0.5  # the pause between two connection attempts
+
+
+async def play_async(
+    decide: Decide,
+    name: str,
+    server: str,
+    token: str,
+    version: str = "1.0",
+    reconnect_for: float = 30.0,
+) -> int:
+    """Play one match on the running event loop; 0 when it ended normally, 1 when the
+    token was refused or the referee stayed away longer than ``reconnect_for`` seconds
+    (see :func:`botkit.run`)."""
+    seat = Seat(decide, name, version, every_verdict=settings.verdicts == "every")
+    lost_at: float | None = None
+    while True:
+        outcome = await _session(seat, server, token)
+        if outcome == "ended":
+            return 0
+        if outcome == "refused":
+            return 1
+        lost_at = lost_at or time.monotonic()
+        if time.monotonic() - lost_at > reconnect_for:
+            seat.say(f"gave up reconnecting after {reconnect_for:.0f}s")
+            return 1
+        await asyncio.sleep(RETRY_S)
+
+
+async def _session(seat: Seat, server: str, token: str) -> str:
+    """One stream: "ended" (MatchEnd), "lost" (connection gone) or "refused" (rejected)."""
+    async with settings.tls.aio_channel(server) as channel:
+        call = pb_grpc.ArenaStub(channel).Play()  # type: ignore[call-arg]  # grpc-stubs: sync
+        try:
+            await asyncio.wait_for(call.initial_metadata(), HANDSHAKE_S)
+            hello = seat.hello(token)
+            log_message("sent", hello)
+            await call.write(hello)
+            while True:
+                message: pb.RefereeMessage = await call.read()  # type: ignore[assignment]
+                if message is grpc.aio.EOF:  # type: ignore[attr-defined]
+                    return "lost"  # the stream ended without a MatchEnd
+                log_message("received", message)
+                reply = seat.receive(message)
+                if reply is not None:
+                    log_message("sent", reply)
+                    await call.write(reply)
+                elif seat.ended:
+                    return "ended"
+        except TimeoutError:
+            seat.say(f"no answer from {server} within {HANDSHAKE_S:.0f}s")
+            return "lost"
+        except grpc.aio.AioRpcError as exc:
+            code, details = exc.code(), exc.details()
+        except asyncio.InvalidStateError:  # it ended as we wrote: its status says why
+            code, details = await call.code(), await call.details()
+        finally:
+            call.cancel()
+        seat.say(f"{code.name}: {details}")
+        return outcome_of(code, seat.table.seat >= 0)
+
+
+async def lobby_async(
+    decide: Decide,
+    name: str,
+    server: str,
+    bot_key: str,
+    parallel: int = 1,
+    version: str = "1.0",
+    reconnect_for: float = 30.0,
+) -> int:
+    """Wait in the lobby and play every seat it offers, each as a task on this loop (see
+    :func:`botkit.play_lobby`)."""
+    playing: dict[tuple[str, int], asyncio.Task[int]] = {}
+    lost_at: float | None = None
+    while True:
+        join = pb.LobbyJoin(
+            bot_key=bot_key, parallel=parallel, name=name, version=version, protocol=1
+        )
+        try:
+            async with settings.tls.aio_channel(server) as channel:
+                async for message in pb_grpc.LobbyStub(channel).Join(join):
+                    lost_at = None
+                    if message.WhichOneof("kind") == "welcome":
+                        print(f"{name}: in the lobby as {message.welcome.bot}", file=sys.stderr)
+                        continue
+                    offer = message.offer
+                    key = (offer.match_id, offer.seat)
+                    if key in playing:  # offered again while it is being played
+                        continue
+                    task = asyncio.create_task(
+                        play_async(decide, name, server, offer.seat_token, version, reconnect_for)
+                    )
+                    playing[key] = task
+                    task.add_done_callback(lambda _t, key=key: playing.pop(key, None))  # type: ignore[misc]
+        except grpc.aio.AioRpcError as exc:
+            code = exc.code()
+            if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+                print(f"{name}: {code.name}: {exc.details()}", file=sys.stderr)
+                return 1
+        lost_at = lost_at or time.monotonic()
+        if time.monotonic() - lost_at > reconnect_for:
+            print(f"{name}: gave up on the lobby after {reconnect_for:.0f}s", file=sys.stderr)
+            return 1
+        await asyncio.sleep(RETRY_S)

@@ -1,0 +1,104 @@
+"""One seat's side of the ``Arena.Play`` stream, without I/O (the clients feed it).
+
+Both clients (asyncio and sync) hand each :class:`RefereeMessage` to :meth:`Seat.receive`
+and send what it returns, so what a bot does with a message (decide, count a fault,
+stop at ``MatchEnd``) is written once and the clients only move bytes.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from typing import TextIO
+
+import grpc
+
+from arena.rules import Card
+from arena.v1 import arena_pb2 as pb
+from botkit.cards import Table, Turn, to_pb
+
+Decide = Callable[[Turn, Table], Sequence[Card]]
+"""A bot: the cards to answer a turn with (``[]``: pass a bid)."""
+
+PROTOCOL = 1
+
+
+def acks_ride_along() -> bool:
+    """Whether this protocol has the verdict mode where an accepted answer gets no Verdict
+    of its own (its acknowledgement rides on the next message to the seat)."""
+    return "verdicts" in pb.Hello.DESCRIPTOR.fields_by_name
+
+
+class Seat:
+    """What a bot does with each referee message; one per match, kept across reconnections
+    (the table, the fault count and the last answer survive a lost stream)."""
+
+    def __init__(
+        self,
+        decide: Decide,
+        name: str,
+        version: str = "1.0",
+        every_verdict: bool = False,
+        err: TextIO = sys.stderr,
+    ) -> None:
+        self.decide = decide
+        self.name = name
+        self.version = version
+        self.every_verdict = every_verdict
+        self.err = err
+        self.table = Table()
+        self.ended = False
+        self.answered = 0  # the seq of the last answer sent
+        self.accepted = 0  # the highest seq the referee said it accepted
+
+    def hello(self, token: str) -> pb.BotMessage:
+        hello = pb.Hello(token=token, name=self.name, version=self.version, protocol=PROTOCOL)
+        if acks_ride_along() and not self.every_verdict:
+            hello.verdicts = pb.FAULTS_ONLY  # type: ignore[attr-defined]
+        return pb.BotMessage(hello=hello)
+
+    def receive(self, message: pb.RefereeMessage) -> pb.BotMessage | None:
+        """The answer to send for ``message``, if any; sets :attr:`ended` at MatchEnd."""
+        kind = message.WhichOneof("kind")
+        if kind == "request":
+            return self._answer(message.request)
+        if kind == "welcome":
+            self.table.welcome(message.welcome)
+        elif kind == "verdict":
+            verdict = message.verdict
+            if verdict.accepted:
+                self.accepted = max(self.accepted, verdict.seq)
+            else:
+                self.table.faults += 1
+                self.say(f"fault on seq {verdict.seq}: {verdict.reason}")
+        elif kind == "match_end":
+            self.ended = True
+        return None
+
+    def _answer(self, request: pb.Request) -> pb.BotMessage:
+        turn = Turn(request, self.table)
+        try:
+            chosen = self.decide(turn, self.table)
+        except Exception as exc:  # a bug in the bot: play the referee's fallback
+            self.say(f"decide failed ({exc!r}); playing the fallback")
+            chosen = turn.fallback_cards
+        self.answered = request.seq
+        return pb.BotMessage(action=pb.Action(seq=request.seq, cards=to_pb(chosen)))
+
+    def say(self, text: str) -> None:
+        print(f"{self.name}: {text}", file=self.err, flush=True)
+
+
+def outcome_of(code: object, seated: bool) -> str:
+    """How a stream that failed with status ``code`` ends: "refused" (stop) or "lost"
+    (connect again). ``ALREADY_EXISTS`` after this bot was seated means it came back
+    before the referee saw its old stream go: try again."""
+    if code == grpc.StatusCode.ALREADY_EXISTS and seated:
+        return "lost"
+    refused = (
+        grpc.StatusCode.UNAUTHENTICATED,
+        grpc.StatusCode.ALREADY_EXISTS,
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.INVALID_ARGUMENT,
+    )
+    return "refused" if code in refused else "lost"

@@ -1,0 +1,131 @@
+"""The simple client: blocking gRPC, one thread per match.
+
+Easiest to read and to debug (a breakpoint in ``decide`` just stops the bot), and
+``decide`` may block (sleep, wait on a lock, call a slow library) without holding up
+anything else. It costs more CPU per decision than the asyncio client
+(:mod:`botkit.aio`): grpcio's blocking streams move every message through a queue and
+a thread. ``--client sync`` (or ``ARENA_BOT_CLIENT=sync``) selects it for any botkit bot.
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+import grpc
+
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+from botkit.options import log_message, settings
+from botkit.seat import Decide, Seat, outcome_of
+
+
+def run_sync(
+    decide: Decide,
+    name: str,
+    server: str,
+    token: str,
+    version: str = "1.0",
+    reconnect_for: float = 30.0,
+) -> int:
+    """Play one match with the blocking client; 0 when it ended normally (see
+    :func:`botkit.run` for the reconnection rules)."""
+    seat = Seat(decide, name, version, every_verdict=settings.verdicts == "every")
+    lost_at: float | None = None
+    while True:
+        outcome = _session(seat, server, token)
+        if outcome == "ended":
+            return 0
+        if outcome == "refused":
+            return 1
+        lost_at = lost_at or time.monotonic()
+        if time.monotonic() - lost_at > reconnect_for:
+            seat.say(f"gave up reconnecting after {reconnect_for:.0f}s")
+            return 1
+        time.sleep(0.5)
+
+
+def _session(seat: Seat, server: str, token: str) -> str:
+    """One stream: "ended" (MatchEnd), "lost" (connection gone) or "refused" (rejected)."""
+    outbox: queue.Queue[pb.BotMessage | None] = queue.Queue()
+
+    def messages() -> Iterator[pb.BotMessage]:
+        while (message := outbox.get()) is not None:
+            yield message
+
+    with settings.tls.channel(server) as channel:
+        call = pb_grpc.ArenaStub(channel).Play(messages())
+        try:
+            call.initial_metadata()  # wait until the referee accepted the stream
+            hello = seat.hello(token)
+            outbox.put(hello)
+            log_message("sent", hello)
+            for message in call:
+                log_message("received", message)
+                reply = seat.receive(message)
+                if reply is not None:
+                    outbox.put(reply)
+                    log_message("sent", reply)
+                elif seat.ended:
+                    return "ended"
+        except grpc.RpcError as exc:
+            code = exc.code()
+            seat.say(f"{code.name}: {exc.details()}")
+            return outcome_of(code, seat.table.seat >= 0)
+        finally:
+            outbox.put(None)
+    return "lost"  # the stream ended without a MatchEnd
+
+
+def play_lobby_sync(
+    decide: Decide,
+    name: str,
+    server: str,
+    bot_key: str,
+    parallel: int = 1,
+    version: str = "1.0",
+    reconnect_for: float = 30.0,
+) -> int:
+    """Wait in the lobby and play every seat it offers, each in its own thread (see
+    :func:`botkit.play_lobby`)."""
+    playing: set[tuple[str, int]] = set()
+    lock = threading.Lock()
+
+    def play(offer: pb.SeatOffer) -> None:
+        try:
+            run_sync(decide, name, server, offer.seat_token, version, reconnect_for)
+        finally:
+            with lock:
+                playing.discard((offer.match_id, offer.seat))
+
+    lost_at: float | None = None
+    while True:
+        join = pb.LobbyJoin(
+            bot_key=bot_key, parallel=parallel, name=name, version=version, protocol=1
+        )
+        try:
+            with settings.tls.channel(server) as channel:
+                for message in pb_grpc.LobbyStub(channel).Join(join):
+                    lost_at = None
+                    if message.WhichOneof("kind") == "welcome":
+                        print(f"{name}: in the lobby as {message.welcome.bot}", file=sys.stderr)
+                        continue
+                    offer = message.offer
+                    with lock:
+                        if (offer.match_id, offer.seat) in playing:
+                            continue
+                        playing.add((offer.match_id, offer.seat))
+                    threading.Thread(target=play, args=(offer,), daemon=True).start()
+        except grpc.RpcError as exc:
+            code = exc.code()
+            if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+                print(f"{name}: {code.name}: {exc.details()}", file=sys.stderr)
+                return 1
+        lost_at = lost_at or time.monotonic()
+        if time.monotonic() - lost_at > reconnect_for:
+            print(f"{name}: gave up on the lobby after {reconnect_for:.0f}s", file=sys.stderr)
+            return 1
+        time.sleep(0.5)

@@ -93,9 +93,20 @@ def play(target: str, records: Path, kit: str, kits: dict[str, Path], seed: int,
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     bots = [
         subprocess.Popen(
-            [sys.executable, str(TIMED), str(kits[kit]), "--server", target,
-             "--token", token, "--seed", str(seed * 4 + n), *client],
-            stdout=subprocess.PIPE, env=env,
+            [
+                sys.executable,
+                str(TIMED),
+                str(kits[kit]),
+                "--server",
+                target,
+                "--token",
+                token,
+                "--seed",
+                str(seed * 4 + n),
+                *client,
+            ],
+            stdout=subprocess.PIPE,
+            env=env,
         )  # fmt: skip
         for n, token in enumerate(created.seat_tokens)
     ]

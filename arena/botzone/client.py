@@ -66,9 +66,12 @@ class SeatClient:
     seat: int = -1  # known from the first Welcome
 
     def hello(self) -> pb.BotMessage:
-        hello = pb.Hello(token=self.token, name=self.name, version=self.version, protocol=1)
-        if "verdicts" in pb.Hello.DESCRIPTOR.fields_by_name:  # acks ride on the next message
-            hello.verdicts = pb.FAULTS_ONLY  # type: ignore[attr-defined]
+        """Hello, asking for Verdicts on faults only (an accepted answer's acknowledgement
+        rides on the next message, which this client does not need)."""
+        hello = pb.Hello(
+            token=self.token, name=self.name, version=self.version, protocol=1,
+            verdicts=pb.VERDICT_FAULTS_ONLY,
+        )  # fmt: skip
         return pb.BotMessage(hello=hello)
 
     def play(self) -> int:

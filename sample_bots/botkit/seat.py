@@ -23,12 +23,6 @@ Decide = Callable[[Turn, Table], Sequence[Card]]
 PROTOCOL = 1
 
 
-def acks_ride_along() -> bool:
-    """Whether this protocol has the verdict mode where an accepted answer gets no Verdict
-    of its own (its acknowledgement rides on the next message to the seat)."""
-    return "verdicts" in pb.Hello.DESCRIPTOR.fields_by_name
-
-
 class Seat:
     """What a bot does with each referee message; one per match, kept across reconnections
     (the table, the fault count and the last answer survive a lost stream)."""
@@ -50,20 +44,30 @@ class Seat:
         self.ended = False
         self.answered = 0  # the seq of the last answer sent
         self.accepted = 0  # the highest seq the referee said it accepted
+        self.faults_only = False  # the referee's Welcome: Verdicts only for faults
 
     def hello(self, token: str) -> pb.BotMessage:
-        hello = pb.Hello(token=token, name=self.name, version=self.version, protocol=PROTOCOL)
-        if acks_ride_along() and not self.every_verdict:
-            hello.verdicts = pb.FAULTS_ONLY  # type: ignore[attr-defined]
+        mode = pb.VERDICT_EVERY_ANSWER if self.every_verdict else pb.VERDICT_FAULTS_ONLY
+        hello = pb.Hello(
+            token=token, name=self.name, version=self.version, protocol=PROTOCOL, verdicts=mode
+        )
         return pb.BotMessage(hello=hello)
 
     def receive(self, message: pb.RefereeMessage) -> pb.BotMessage | None:
-        """The answer to send for ``message``, if any; sets :attr:`ended` at MatchEnd."""
+        """The answer to send for ``message``, if any; sets :attr:`ended` at MatchEnd.
+
+        With Verdicts for faults only, an accepted answer's acknowledgement is the
+        ``accepted_seq`` of the next message (whatever its kind); a fault still comes
+        as a Verdict of its own, at once.
+        """
+        if message.accepted_seq:
+            self.accepted = message.accepted_seq
         kind = message.WhichOneof("kind")
         if kind == "request":
             return self._answer(message.request)
         if kind == "welcome":
             self.table.welcome(message.welcome)
+            self.faults_only = message.welcome.verdicts == pb.VERDICT_FAULTS_ONLY
         elif kind == "verdict":
             verdict = message.verdict
             if verdict.accepted:

@@ -15,8 +15,15 @@ Part B, in this process: random_bot's decision — the request's cards off the w
 choice, the Action built — over every request of a two-deal match (made by the server's
 own conversion), with today's kit and this one.
 
-    .venv/bin/python bench/bots.py              # ~2 minutes
-    .venv/bin/python bench/bots.py --rounds 1 --deals 1   # a smoke run
+Part C, one bot alone (``bench/bots_replay.py``): a bare grpc.aio server replays seat 0's
+requests of that match ``--laps`` times to one timed bot, each as soon as the previous
+answer arrived, with a Verdict per answer or the acknowledgement riding along, as the
+bot's Hello asks. Nothing else runs, so the CPU per round trip is the bot's own (client
+plus ``decide``), and ``asyncio/every`` (the asyncio client asking for every Verdict)
+splits the client's saving from the protocol's.
+
+    .venv/bin/python bench/bots.py              # ~3 minutes
+    .venv/bin/python bench/bots.py --rounds 1 --deals 1 --laps 2   # a smoke run
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from bots_replay import part_c  # bench/bots_replay.py: the script's directory is on sys.path
 
 from arena.game import MatchSetup, Request
 from arena.referee import play_match
@@ -107,7 +115,7 @@ def play(target: str, records: Path, kit: str, kits: dict[str, Path], seed: int,
             ],
             stdout=subprocess.PIPE,
             env=env,
-        )  # fmt: skip
+        )
         for n, token in enumerate(created.seat_tokens)
     ]
     reports = []
@@ -187,10 +195,18 @@ def import_kit(folder: Path) -> tuple[Any, Any]:
     return botkit, random_bot
 
 
-def part_b(kits: dict[str, Path], repeat: int) -> dict[str, float]:
+RULES = RuleSet.from_mapping({"deals": 2})
+
+
+def capture() -> list[pb.Request]:
+    """Every request of a two-deal match, as the server converts it."""
     requests: list[pb.Request] = []
-    rules = RuleSet.from_mapping({"deals": 2})
-    play_match(MatchSetup(rules, 9), [Capture(requests) for _ in range(4)])  # type: ignore[list-item]
+    play_match(MatchSetup(RULES, 9), [Capture(requests) for _ in range(4)])  # type: ignore[list-item]
+    return requests
+
+
+def part_b(kits: dict[str, Path], requests: list[pb.Request], repeat: int) -> dict[str, float]:
+    rules = RULES
     old, old_random = import_kit(kits["today"])
     new, new_random = import_kit(kits["asyncio"])
     tables = {"today": [old.Table(s, rules) for s in range(4)],
@@ -218,37 +234,75 @@ def part_b(kits: dict[str, Path], repeat: int) -> dict[str, float]:
     }
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3, help="matches per kit (default 3)")
-    parser.add_argument("--deals", type=int, default=2, help="deals per match (default 2)")
-    parser.add_argument("--base", default=BASE, help=f"git revision of 'today' (default {BASE})")
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
-    args = parser.parse_args()
-    print(f"bench/bots.py  {load()}")
-    with tempfile.TemporaryDirectory(prefix="bench-kit-") as tmp:
-        kits = {"today": old_kit(args.base, Path(tmp) / "today"),
-                "sync": ROOT / "sample_bots", "asyncio": ROOT / "sample_bots"}  # fmt: skip
-        print(f"part A: {args.rounds} rounds x {len(KITS)} kits, {args.deals}-deal matches, "
-              "4 random_bot processes, one arena serve on loopback")  # fmt: skip
-        a = part_a(kits, args.rounds, args.deals)
-        b = part_b(kits, repeat=max(5, 3 * args.rounds))
+def show_a(a: dict[str, dict[str, float]]) -> None:
     base = a["today"]
-    print(f"\n{'kit':9} {'decisions':>9} {'bot CPU µs/dec':>15} {'ratio':>6} {'decide µs':>10} "
-          f"{'p50 ms':>7} {'ratio':>6} {'p99 ms':>7}")  # fmt: skip
+    print(f"\npart A: {'kit':9} {'decisions':>9} {'bot CPU µs/dec':>15} {'ratio':>6} "
+          f"{'decide µs':>10} {'p50 ms':>7} {'ratio':>6} {'p99 ms':>7}")  # fmt: skip
     for kit in KITS:
         k = a[kit]
-        print(f"{kit:9} {k['decisions']:9.0f} {k['cpu_us']:15.0f} {k['cpu_us'] / base['cpu_us']:6.2f}"
+        cpu = k["cpu_us"]
+        print(f"        {kit:9} {k['decisions']:9.0f} {cpu:15.0f} {cpu / base['cpu_us']:6.2f}"
               f" {k['decide_us']:10.0f} {k['p50_ms']:7.2f} {k['p50_ms'] / base['p50_ms']:6.2f}"
               f" {k['p99_ms']:7.2f}")  # fmt: skip
+
+
+def show_b(b: dict[str, float]) -> None:
     print(f"\npart B: random_bot decision (cards in, choice, Action out), "
           f"{b['requests']:.0f} requests, median of runs")  # fmt: skip
     print(f"  today (cards parsed from strings): {b['today']:7.1f} µs")
     print(f"  card tables + Turn:                {b['tables']:7.1f} µs"
           f"  ({b['tables'] / b['today']:.2f}x)")  # fmt: skip
+
+
+def show_c(c: dict[str, dict[str, float]]) -> None:
+    print(f"\npart C: one bot alone against a replay server "
+          f"({c['today']['round_trips']:.0f} round trips per kit)")  # fmt: skip
+    print(f"{'kit':14} {'bot CPU µs/trip':>15} {'ratio':>6} {'client µs':>10} {'decide µs':>10} "
+          f"{'p50 µs':>7} {'ratio':>6} {'p99 µs':>7}")  # fmt: skip
+    t = c["today"]
+    for name, k in c.items():
+        print(f"{name:14} {k['cpu_us']:15.0f} {k['cpu_us'] / t['cpu_us']:6.2f} "
+              f"{k['cpu_us'] - k['decide_us']:10.0f} {k['decide_us']:10.0f} {k['p50_us']:7.0f} "
+              f"{k['p50_us'] / t['p50_us']:6.2f} {k['p99_us']:7.0f}")  # fmt: skip
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add = parser.add_argument
+    add("--rounds", type=int, default=3, help="matches (A) and bot runs (C) per kit (default 3)")
+    add("--deals", type=int, default=2, help="part A: deals per match (default 2)")
+    add("--laps", type=int, default=10, help="part C: replays of seat 0's requests (default 10)")
+    add("--base", default=BASE, help=f"git revision of 'today' (default {BASE})")
+    add("--parts", default="abc", help="which parts to run (default abc)")
+    add("--json", action="store_true", help="print the figures as JSON too")
+    args = parser.parse_args()
+    print(f"bench/bots.py  {load()}")
+    figures: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-kit-") as tmp:
+        kits = {"today": old_kit(args.base, Path(tmp) / "today"),
+                "sync": ROOT / "sample_bots", "asyncio": ROOT / "sample_bots"}  # fmt: skip
+        requests = capture()
+        if "a" in args.parts:
+            print(f"part A: {args.rounds} rounds x {len(KITS)} kits, {args.deals}-deal matches, "
+                  "4 random_bot processes, one arena serve on loopback")  # fmt: skip
+            figures["a"] = part_a(kits, args.rounds, args.deals)
+            show_a(figures["a"])
+        if "b" in args.parts:
+            figures["b"] = part_b(kits, requests, repeat=max(5, 3 * args.rounds))
+            show_b(figures["b"])
+        if "c" in args.parts:
+            alone = {
+                "today": (kits["today"], []),
+                "sync": (kits["sync"], ["--client", "sync"]),
+                "asyncio": (kits["asyncio"], ["--client", "asyncio"]),
+                "asyncio/every": (kits["asyncio"], ["--client", "asyncio", "--verdicts", "every"]),
+            }
+            seat0 = [r for r in requests if r.view.seat == 0]
+            figures["c"] = part_c(alone, seat0, args.laps, args.rounds)
+            show_c(figures["c"])
     print(f"\n{load()}")
     if args.json:
-        print(json.dumps({"part_a": a, "part_b": b}))
+        print(json.dumps(figures))
     return 0
 
 

@@ -69,6 +69,7 @@ bench: setup  ## benchmarks (ratios measured side by side)
 	$(BIN)/python bench/records.py
 	$(BIN)/python bench/batch.py
 	$(BIN)/python bench/remote.py
+	$(BIN)/python bench/bots.py
 	$(BIN)/python bench/tls.py
 	$(BIN)/python bench/guest_pingpong.py
 	$(BIN)/python bench/sandbox.py

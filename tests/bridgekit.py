@@ -100,8 +100,6 @@ class TrioInbox(Generic[T]):
             self._delivered += 1
 
 
-
-
 async def serve_grpc(
     registrations: Sequence[Registration],
     config: GrpcServerConfig | None = None,

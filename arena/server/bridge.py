@@ -184,9 +184,7 @@ class Hop:
                 self.errors += 1
 
 
-_LOOP_HOPS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hop] = (
-    weakref.WeakKeyDictionary()
-)
+_LOOP_HOPS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hop] = weakref.WeakKeyDictionary()
 
 
 # --------------------------------------------------------------------------- the boxes

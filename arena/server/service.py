@@ -242,9 +242,7 @@ class MatchesService(pb_grpc.MatchesServicer):
             spec = MatchSpec(
                 rules=rules,
                 seed=request.seed if request.HasField("seed") else None,
-                time_control=convert.time_control_from_pb(
-                    request.time_control, TimeControl()
-                ),
+                time_control=convert.time_control_from_pb(request.time_control, TimeControl()),
                 policy=policy,
                 seat_names=tuple(request.seat_names),
                 connect_timeout=self.host.limits.join_timeout_s,

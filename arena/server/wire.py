@@ -136,9 +136,8 @@ class SeatWire:
         if len(action.cards) > limits.max_cards:
             n, most = len(action.cards), limits.max_cards
             return Malformed(f"{n} cards in one action (at most {most})")
-        problem = string_problem(action, limits)
-        if problem is not None:
-            return Malformed(f"Action.{problem}")
+        if len(action.reason) > limits.max_string:  # its one string (string_problem's words)
+            return Malformed(f"Action.{string_problem(action, limits)}")
         seq = action.seq
         latency = arrived - self.sent_at if seq == self.sent_seq else None
         size = action.ByteSize()
@@ -180,9 +179,7 @@ class EventCaches:
     ``Watch`` streams; a match's cache goes when its last stream does."""
 
     def __init__(self) -> None:
-        self._caches: weakref.WeakValueDictionary[str, EventCache] = (
-            weakref.WeakValueDictionary()
-        )
+        self._caches: weakref.WeakValueDictionary[str, EventCache] = weakref.WeakValueDictionary()
 
     def of(self, match_id: str) -> EventCache:
         cache = self._caches.get(match_id)

@@ -90,14 +90,16 @@ def test_both_clients_play_a_match_and_only_faults_get_a_verdict(tmp_path: Path)
         verdicts = [text.count("accepted: true") for text in texts]
         acks = [text.count("accepted_seq: ") for text in texts]
         assert all(n > 20 for n in answers), answers
-        assert "verdicts: VERDICT_FAULTS_ONLY" in texts[0] and "verdicts: " not in texts[2]
-        if "verdicts: VERDICT_FAULTS_ONLY" in texts[0].split("received RefereeMessage")[1]:
-            # the referee took the mode (its Welcome says so): no Verdict for an accepted
-            # answer, each acknowledged on the next message instead, on either client
-            assert verdicts[:2] == [0, 0] and acks[:2] == answers[:2], (verdicts, acks)
-        else:  # a referee that predates the mode ignores the field
-            assert verdicts[:2] == answers[:2]
-        assert verdicts[2] == answers[2] and acks[2] == 0  # --verdicts every: as before
+        for text in texts[:2]:  # both clients asked for faults only, and the Welcome agrees
+            hello, welcome = text.split("received RefereeMessage")[:2]
+            assert (
+                "verdicts: VERDICT_FAULTS_ONLY" in hello
+                and "verdicts: VERDICT_FAULTS_ONLY" in welcome
+            )
+        # no Verdict for an accepted answer: each is acknowledged on the next message instead
+        assert verdicts[:2] == [0, 0] and acks[:2] == answers[:2], (verdicts, acks, answers)
+        assert "verdicts: " not in texts[2]  # --verdicts every: a Verdict per answer, as before
+        assert verdicts[2] == answers[2] and acks[2] == 0
     finally:
         for bot in bots:
             if bot.poll() is None:

@@ -1,4 +1,4 @@
-"""botkit's card tables: every wire card round-trips to the one interned, immutable
+"""botkit without a server: every wire card round-trips to the one interned, immutable
 ``arena.rules.Card``, and a :class:`botkit.Turn` holds the very cards the referee meant
 (checked on every request of a real match, sent through the server's own conversion)."""
 
@@ -116,3 +116,45 @@ def test_a_decide_written_for_the_raw_request_still_reads_a_turn() -> None:
     assert (turn.kind, turn.seq, turn.deadline_ms, turn.time_bank_ms) == (pb.PLAY, 7, 900, 50)
     assert turn.lead == [] and turn.plays == [] and turn.request is request
     assert list(turn.legal_bids) == [] and list(turn.events) == []
+
+
+def test_the_seat_asks_for_faults_only_and_reads_acks_and_faults() -> None:
+    """botkit's message handling, shared by both clients: the Hello's verdict mode, an
+    acknowledgement riding on the next message, a fault Verdict, a failing decide."""
+    import io
+
+    err = io.StringIO()
+    calls: list[int] = []
+
+    def decide(turn: botkit.Turn, table: botkit.Table) -> list[Card]:
+        calls.append(turn.seq)
+        if turn.seq == 2:
+            raise RuntimeError("bug")
+        return turn.hand[:1]
+
+    seat = botkit.Seat(decide, "t", err=err)
+    assert seat.hello("tok").hello.verdicts == pb.VERDICT_FAULTS_ONLY
+    every = botkit.Seat(decide, "t", every_verdict=True).hello("tok").hello
+    assert every.verdicts == pb.VERDICT_EVERY_ANSWER
+    welcome = pb.Welcome(seat=2, match_id="m", verdicts=pb.VERDICT_FAULTS_ONLY)
+    welcome.rules["decks"] = "2"
+    assert seat.receive(pb.RefereeMessage(welcome=welcome)) is None
+    assert seat.table.seat == 2 and seat.faults_only
+    request = pb.Request(seq=1, kind=pb.PLAY)
+    request.view.hand.extend([botkit.card_to_pb(Card.parse("AS")), botkit.card_to_pb(CARDS[0])])
+    answer = seat.receive(pb.RefereeMessage(request=request))
+    assert answer is not None and botkit.cards(answer.action.cards) == [Card.parse("AS")]
+    request.seq = 2
+    request.fallback.cards.extend([botkit.card_to_pb(CARDS[0])])
+    answer = seat.receive(pb.RefereeMessage(request=request, accepted_seq=1))
+    assert seat.accepted == 1 and answer is not None and answer.action.seq == 2
+    assert botkit.cards(answer.action.cards) == [CARDS[0]]  # the fallback, after the bug
+    fault = pb.Verdict(seq=2, accepted=False, reason="not in hand")
+    assert seat.receive(pb.RefereeMessage(verdict=fault)) is None
+    assert seat.table.faults == 1 and seat.accepted == 1
+    assert seat.receive(pb.RefereeMessage(match_end=pb.MatchEnd(), accepted_seq=0)) is None
+    assert seat.ended and calls == [1, 2]
+    assert err.getvalue().splitlines() == [
+        "t: decide failed (RuntimeError('bug')); playing the fallback",
+        "t: fault on seq 2: not in hand",
+    ]

@@ -116,7 +116,7 @@ def parse_args(description: str) -> argparse.Namespace:
         choices=CLIENTS,
         default=settings.client,
         help="asyncio (default, $ARENA_BOT_CLIENT): grpc.aio on one event loop, the least "
-        "CPU per decision; sync: the simple blocking client (a reader thread), decide may "
+        "CPU per decision; sync: the simple blocking client (grpcio threads), decide may "
         "block",
     )
     add(

@@ -244,6 +244,8 @@ def show_a(a: dict[str, dict[str, float]]) -> None:
         print(f"        {kit:9} {k['decisions']:9.0f} {cpu:15.0f} {cpu / base['cpu_us']:6.2f}"
               f" {k['decide_us']:10.0f} {k['p50_ms']:7.2f} {k['p50_ms'] / base['p50_ms']:6.2f}"
               f" {k['p99_ms']:7.2f}")  # fmt: skip
+    print("        (decide µs: today's decide parses its cards; the new kits' get them ready,"
+          " decoded before decide: part B compares the two whole)")  # fmt: skip
 
 
 def show_b(b: dict[str, float]) -> None:

@@ -33,6 +33,7 @@ from arena.server.limits import Limits
 from arena.server.recording import record_factory
 from arena.server.spectate import SpectatorDelay
 from arena.server.tls import ServerTls
+from arena.server.workers.pool import die_with_parent
 
 REPORT_EVERY = 0.1  # seconds between two looks at the matches' states
 
@@ -49,10 +50,11 @@ def worker_limits(limits: Limits) -> Limits:
 
 
 def main() -> int:
-    settings: dict[str, Any] = json.loads(sys.stdin.readline() or "{}")
+    settings: dict[str, Any] = json.loads(_read_line() or "{}")
     if not settings:
         print("arena serve worker: no settings on stdin (arena serve starts workers)")
         return 2
+    die_with_parent(settings["parent"])
     report = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)  # a stray print goes to the log, never into the reports
     configure_logging(settings["log_level"], settings["log_json"])
@@ -115,8 +117,22 @@ def _report(host: MatchHost, seen: dict[str, str], report: IO[str]) -> None:
 
 async def _lifeline(scope: trio.CancelScope) -> None:
     """Stop when stdin ends: the front is gone (PR_SET_PDEATHSIG covers Linux anyway)."""
-    await trio.to_thread.run_sync(sys.stdin.buffer.read, abandon_on_cancel=True)
+    await trio.to_thread.run_sync(_read_to_end, abandon_on_cancel=True)
     scope.cancel()
+
+
+def _read_line() -> bytes:
+    """The settings line, read unbuffered (nothing past it is taken from stdin)."""
+    line = b""
+    while not line.endswith(b"\n") and (byte := os.read(0, 1)):
+        line += byte
+    return line
+
+
+def _read_to_end() -> None:
+    """Block until stdin ends (raw reads: an abandoned thread holds no buffer lock)."""
+    while os.read(0, 4096):
+        pass
 
 
 async def _signals(scope: trio.CancelScope) -> None:

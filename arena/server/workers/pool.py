@@ -6,8 +6,8 @@ on stdin (secrets never appear on a command line) and keeps stdin open as its li
 it writes JSON lines on stdout: ``{"ready": ...}`` once it listens, then one
 ``{"match": ...}`` per change of a match it hosts (:class:`~.ledger.Ledger` keeps them).
 
-A worker dies with the front: Linux's ``PR_SET_PDEATHSIG`` sends it SIGKILL when the
-front goes, however it goes (SIGKILL included), and it also exits when its stdin ends.
+A worker dies with the front: it asks Linux (``PR_SET_PDEATHSIG``) for a SIGKILL when
+the front goes, however it goes (SIGKILL included), and it also exits when its stdin ends.
 A worker that dies on its own is started again at once on the same port, resuming its
 running matches from their records (as ``arena serve`` does after a restart); its bots
 reconnect to the same address.
@@ -37,13 +37,16 @@ log = structlog.get_logger()
 PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
-    """Ask the kernel to SIGKILL this process when its parent dies (Linux only)."""
+def die_with_parent(parent: int) -> None:
+    """In a worker: ask the kernel to SIGKILL this process when the thread that started
+    it (the front's main thread) ends, however it ends; exit now if it already has."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):  # not Linux: the stdin lifeline still holds
         pass
+    if os.getppid() != parent:  # the front died before prctl: nobody will say so
+        os._exit(1)
 
 
 @dataclasses.dataclass
@@ -134,19 +137,19 @@ class WorkerPool:
         """One life of a worker process; its exit status."""
         settings = dict(
             self.settings,
+            parent=os.getpid(),
             index=worker.index,
             listen=f"{self.listen_host}:{port}",
             control=worker.control,
             resume=resume,
         )
         # Started from this (the main) thread: PR_SET_PDEATHSIG fires when the thread
-        # that forked the child ends, and trio's open_process forks from a worker thread
-        # that ends when idle.
+        # that started the child ends, and trio's open_process starts it from a worker
+        # thread that ends when idle.
         process = subprocess.Popen(
             [sys.executable, "-m", "arena.cli.serve_worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            preexec_fn=_die_with_parent,
         )
         worker.pid = process.pid
         self._processes[worker.index] = process

@@ -1,0 +1,141 @@
+"""``arena serve --workers 2``: matches on both workers behind one address.
+
+Real processes throughout: the front and its two workers, sample bots (some dial the
+front and follow its redirect, some dial the ``seat_address`` Create returned), an
+organiser client. One worker is SIGKILLed mid-match: the front restarts it, the match
+resumes from its record, every record verifies with ``arena replay --verify``, and a
+SIGKILL of the front leaves no worker behind (docs/workers.md).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from servekit import ROOT, Serve, bearer, start_serve
+from test_resume import wait_for_answers
+
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+
+pytestmark = pytest.mark.slow
+WORKER = re.compile(r"worker (\d) on (\S+) \(pid (\d+)\)")
+
+
+def workers_of(serve: Serve) -> dict[str, int]:
+    """Worker address -> pid of its latest process, from the front's log."""
+    return {address: int(pid) for _, address, pid in WORKER.findall(serve.log.read_text())}
+
+
+def gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state in ("Z", "X")
+
+
+def watch(stub: pb_grpc.MatchesStub, match_id: str, token: str, out: list[pb.Event]) -> None:
+    for event in stub.Watch(pb.WatchRequest(match_id=match_id), metadata=bearer(token)):
+        out.append(event)
+
+
+def test_two_workers_share_matches_survive_a_worker_kill_and_verify(tmp_path: Path) -> None:
+    serve = start_serve(tmp_path, "--workers", "2", "--matches-total", "4", "--log-json")
+    bots: list[subprocess.Popen[bytes]] = []
+    try:
+        token = serve.token
+        channel = grpc.insecure_channel(serve.target)
+        stub = pb_grpc.MatchesStub(channel)
+        # the organiser token is asked for, and checked, as on one process
+        for metadata, code in (((), "UNAUTHENTICATED"), (bearer("nope"), "UNAUTHENTICATED")):
+            with pytest.raises(grpc.RpcError) as refused:
+                stub.Create(pb.CreateMatchRequest(), metadata=metadata, timeout=10)
+            assert refused.value.code().name == code
+        tc = pb.TimeControl(grace_ms=30_000)
+        created = [
+            stub.Create(
+                pb.CreateMatchRequest(seed=i, deals=3 if i == 0 else 1, time_control=tc),
+                metadata=bearer(token),
+                timeout=10,
+            )
+            for i in range(4)
+        ]
+        workers = workers_of(serve)
+        assert len(workers) == 2
+        assert {c.seat_address for c in created} == set(workers)  # both workers host some
+        with pytest.raises(grpc.RpcError) as full:  # --matches-total holds across workers
+            stub.Create(pb.CreateMatchRequest(), metadata=bearer(token), timeout=10)
+        assert full.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        with pytest.raises(grpc.RpcError) as seat:  # a seat token is not an organiser's
+            stub.Create(pb.CreateMatchRequest(), metadata=bearer(created[0].seat_tokens[0]))
+        assert seat.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+        for n, match in enumerate(created):
+            server = serve.target if n % 2 == 0 else match.seat_address  # redirect / direct
+            for seat_no, token_ in enumerate(match.seat_tokens):
+                bots.append(subprocess.Popen(
+                    [sys.executable, str(ROOT / "sample_bots" / "random_bot.py"),
+                     "--server", server, "--token", token_, "--seed", str(seat_no),
+                     "--reconnect", "60"],
+                    stdout=subprocess.DEVNULL, stderr=(tmp_path / f"bot{n}{seat_no}.log").open("wb"),
+                ))  # fmt: skip
+        victim = created[0]
+        survivor = next(c for c in created if c.seat_address != victim.seat_address)
+        watched: list[pb.Event] = []
+        watcher = threading.Thread(target=watch, args=(stub, survivor.match_id, token, watched))
+        watcher.start()
+
+        record = serve.records / f"{victim.match_id}.jsonl"
+        wait_for_answers(record, 60)
+        os.kill(workers[victim.seat_address], signal.SIGKILL)
+        for n, bot in enumerate(bots):
+            assert bot.wait(timeout=120) == 0, (
+                (tmp_path / f"bot{n // 4}{n % 4}.log").read_text() + serve.log.read_text()[-3000:]
+            )
+        watcher.join(timeout=30)
+        assert watched and watched[-1].HasField("match_ended")
+
+        log = serve.log.read_text()
+        assert re.search(r"died \(SIGKILL\); restarting it, resuming [12] match", log)
+        assert f"resuming match {victim.match_id}" in log
+        resumed: list[pb.Event] = []  # Watch reaches the restarted worker's match too
+        watch(stub, victim.match_id, token, resumed)
+        assert resumed[-1].HasField("match_ended")
+        for match in created:
+            info = stub.Get(pb.GetMatchRequest(match_id=match.match_id), metadata=bearer(token))
+            assert info.state == pb.FINISHED, info
+            verified = subprocess.run(
+                [sys.executable, "-m", "arena.cli.main", "replay", "--verify",
+                 str(serve.records / f"{match.match_id}.jsonl")],
+                capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+            )  # fmt: skip
+            assert verified.returncode == 0, verified.stdout + verified.stderr
+        listed = stub.List(pb.ListMatchesRequest(page_size=3), metadata=bearer(token))
+        rest = stub.List(
+            pb.ListMatchesRequest(page_token=listed.next_page_token), metadata=bearer(token)
+        )
+        assert len(listed.matches) == 3 and len(rest.matches) >= 1 and not rest.next_page_token
+        channel.close()
+
+        # SIGKILL of the front takes its workers with it (no orphans)
+        pids = list(workers_of(serve).values())
+        serve.process.send_signal(signal.SIGKILL)
+        serve.process.wait()
+        deadline = time.monotonic() + 10
+        while not all(gone(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert all(gone(pid) for pid in pids)
+    finally:
+        for bot in bots:
+            if bot.poll() is None:
+                bot.kill()
+        serve.stop()

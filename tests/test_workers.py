@@ -86,7 +86,8 @@ def test_two_workers_share_matches_survive_a_worker_kill_and_verify(tmp_path: Pa
                     [sys.executable, str(ROOT / "sample_bots" / "random_bot.py"),
                      "--server", server, "--token", token_, "--seed", str(seat_no),
                      "--reconnect", "60"],
-                    stdout=subprocess.DEVNULL, stderr=(tmp_path / f"bot{n}{seat_no}.log").open("wb"),
+                    stdout=subprocess.DEVNULL,
+                    stderr=(tmp_path / f"bot{n}{seat_no}.log").open("wb"),
                 ))  # fmt: skip
         victim = created[0]
         survivor = next(c for c in created if c.seat_address != victim.seat_address)
@@ -99,8 +100,8 @@ def test_two_workers_share_matches_survive_a_worker_kill_and_verify(tmp_path: Pa
         os.kill(workers[victim.seat_address], signal.SIGKILL)
         for n, bot in enumerate(bots):
             assert bot.wait(timeout=120) == 0, (
-                (tmp_path / f"bot{n // 4}{n % 4}.log").read_text() + serve.log.read_text()[-3000:]
-            )
+                tmp_path / f"bot{n // 4}{n % 4}.log"
+            ).read_text() + serve.log.read_text()[-3000:]
         watcher.join(timeout=30)
         assert watched and watched[-1].HasField("match_ended")
 

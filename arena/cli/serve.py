@@ -56,9 +56,7 @@ from arena.text import printable
 log = structlog.get_logger()
 
 
-def resume_matches(
-    host: MatchHost, folder: Path, only: Collection[str] | None = None
-) -> list[str]:
+def resume_matches(host: MatchHost, folder: Path, only: Collection[str] | None = None) -> list[str]:
     """Restore every match whose record in ``folder`` is incomplete (a crash cut it off):
     each carries on from its last complete decision once its bots reconnect. ``only``:
     look at these record paths alone (a worker's share, ``--workers``)."""

@@ -38,15 +38,15 @@ class Workers:
     def __init__(self, pool: WorkerPool, ledger: Ledger) -> None:
         self.pool = pool
         self.ledger = ledger
-        self._stubs: dict[int, tuple[pb_grpc.MatchesStub, pb_grpc.ArenaStub]] = {}
+        self._stubs: dict[int, tuple[pb_grpc.MatchesAsyncStub, pb_grpc.ArenaAsyncStub]] = {}
 
-    def matches(self, index: int) -> pb_grpc.MatchesStub:
+    def matches(self, index: int) -> pb_grpc.MatchesAsyncStub:
         return self._stub(index)[0]
 
-    def arena(self, index: int) -> pb_grpc.ArenaStub:
+    def arena(self, index: int) -> pb_grpc.ArenaAsyncStub:
         return self._stub(index)[1]
 
-    def _stub(self, index: int) -> tuple[pb_grpc.MatchesStub, pb_grpc.ArenaStub]:
+    def _stub(self, index: int) -> tuple[pb_grpc.MatchesAsyncStub, pb_grpc.ArenaAsyncStub]:
         if index not in self._stubs:
             channel = grpc.aio.insecure_channel(self.pool.workers[index].control)
             self._stubs[index] = (pb_grpc.MatchesStub(channel), pb_grpc.ArenaStub(channel))
@@ -183,7 +183,8 @@ class FrontMatches(pb_grpc.MatchesServicer):
     ) -> list[pb.MatchInfo]:
         """Every match of one worker in the wanted states (all its pages)."""
         out: list[pb.MatchInfo] = []
-        ask = pb.ListMatchesRequest(states=request.states, page_size=self.ledger.limits.max_page_size)
+        size = self.ledger.limits.max_page_size
+        ask = pb.ListMatchesRequest(states=request.states, page_size=size)
         while True:
             page: pb.ListMatchesResponse = await forward(
                 context, self.workers.matches(index).List, ask

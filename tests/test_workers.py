@@ -2,8 +2,8 @@
 
 Real processes throughout: the front and its two workers, sample bots (some dial the
 front and follow its redirect, some dial the ``seat_address`` Create returned), an
-organiser client. One worker is SIGKILLed mid-match: the front restarts it, the match
-resumes from its record, every record verifies with ``arena replay --verify``, and a
+organiser client, the merged ``/metrics``. One worker is SIGKILLed mid-match: the front
+restarts it, the match resumes from its record, every record verifies with ``arena replay --verify``, and a
 SIGKILL of the front leaves no worker behind (docs/workers.md).
 """
 
@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import grpc
@@ -49,7 +50,9 @@ def watch(stub: pb_grpc.MatchesStub, match_id: str, token: str, out: list[pb.Eve
 
 
 def test_two_workers_share_matches_survive_a_worker_kill_and_verify(tmp_path: Path) -> None:
-    serve = start_serve(tmp_path, "--workers", "2", "--matches-total", "4", "--log-json")
+    serve = start_serve(
+        tmp_path, "--workers", "2", "--matches-total", "4", "--log-json", "--http", "127.0.0.1:0"
+    )
     bots: list[subprocess.Popen[bytes]] = []
     try:
         token = serve.token
@@ -126,6 +129,14 @@ def test_two_workers_share_matches_survive_a_worker_kill_and_verify(tmp_path: Pa
         )
         assert len(listed.matches) == 3 and len(rest.matches) >= 1 and not rest.next_page_token
         channel.close()
+        # one /metrics for both workers, each sample labelled with its worker
+        web = re.search(r"web pages on (http://\S+)/ ", serve.log.read_text())
+        assert web is not None
+        with urllib.request.urlopen(f"{web[1]}/metrics", timeout=30) as response:
+            metrics = response.read().decode()
+        for worker in ("0", "1"):  # (a restarted worker counts from zero again)
+            assert f'arena_decisions_total{{kind="play",worker="{worker}"}}' in metrics
+        assert re.search(r'arena_decisions_total{kind="play",worker="\d"} [1-9]', metrics)
 
         # SIGKILL of the front takes its workers with it (no orphans)
         pids = list(workers_of(serve).values())

@@ -171,7 +171,7 @@ async def _front(
             ]
             async with open_grpc_server(registrations, config) as grpc_thread:
                 addresses = ", ".join(w.address for w in pool.workers)
-                http_url = pool.workers[0].http
+                http_url = await _web(nursery, args.http, pool, ledger) if args.http else ""
                 announce(grpc_thread.target, args.listen, args.records, access, tls, args.http,
                          http_url, f"; {count} workers: {addresses}")  # fmt: skip
                 with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
@@ -179,3 +179,14 @@ async def _front(
                         log.info("server_stopping")
                         break
             await pool.stop()
+            nursery.cancel_scope.cancel()  # the web side, if any
+
+
+async def _web(nursery: trio.Nursery, address: str, pool: WorkerPool, ledger: Ledger) -> str:
+    """The front's pages, /metrics and /healthz over the workers' (arena.http.workers)."""
+    from arena.http.workers import front_app, start_front_http
+
+    def pages() -> list[str]:
+        return [w.http if w.ready else "" for w in pool.workers]
+
+    return await start_front_http(nursery, address, front_app(pages, ledger.where))

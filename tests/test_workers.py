@@ -3,8 +3,8 @@
 Real processes throughout: the front and its two workers, sample bots (some dial the
 front and follow its redirect, some dial the ``seat_address`` Create returned), an
 organiser client, the merged ``/metrics``. One worker is SIGKILLed mid-match: the front
-restarts it, the match resumes from its record, every record verifies with ``arena replay --verify``, and a
-SIGKILL of the front leaves no worker behind (docs/workers.md).
+restarts it, the match resumes from its record, every record verifies with ``arena
+replay --verify``, and a SIGKILL of the front leaves no worker behind (docs/workers.md).
 """
 
 from __future__ import annotations

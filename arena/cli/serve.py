@@ -5,6 +5,9 @@ seat tokens); bots connect to ``arena.v1.Arena`` with their tokens. Every match 
 its record under ``--records``. Stop with Ctrl-C: running matches are cancelled and
 recorded as such.
 
+One worker process per core (``--workers``, docs/workers.md); ``Create`` answers with
+the address of the worker hosting the match (``seat_address``), which its bots dial.
+
 Every resource a client can make the server hold is bounded; the limits below are the
 defaults for a competition (docs/limits.md explains each). The records directory must
 be writable and have --min-free-bytes free, at start and before each match.

@@ -90,7 +90,8 @@ async def _work(
     ) as server:
         seen: dict[str, str] = {}
         _report(server.host, seen, report)  # the restored matches, before "ready"
-        print(json.dumps({"ready": server.target, "http": server.http_url}), file=report)
+        ready = {"ready": server.target, "http": server.http_url, "matches": list(seen)}
+        print(json.dumps(ready), file=report)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_lifeline, nursery.cancel_scope)
             nursery.start_soon(_signals, nursery.cancel_scope)

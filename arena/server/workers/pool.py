@@ -60,6 +60,8 @@ class Worker:
     ready: bool = False
     pid: int = 0
     restarts: int = 0
+    lived: bool = False  # its latest process came to listen
+    expected: set[str] = dataclasses.field(default_factory=set)  # ids it should resume
 
 
 class WorkerPool:
@@ -101,6 +103,7 @@ class WorkerPool:
         port = 0
         started = False
         while not self.stopping:
+            worker.lived = False
             code = await self._run_once(worker, port, resume, task_status if not started else None)
             started = started or worker.address != ""
             worker.ready = False
@@ -108,16 +111,18 @@ class WorkerPool:
                 return
             if not started:
                 raise ArenaError(f"worker {index} did not start (exit status {code})")
-            port = int(worker.address.rsplit(":", 1)[1])
+            # the same port, so its bots come back where they were; if that failed
+            # (another process took it), any port: botkit asks the front again
+            port = int(worker.address.rsplit(":", 1)[1]) if worker.lived else 0
             worker.restarts += 1
-            lost = self.ledger.worker_lost(index)
             resume = []
-            for match_id in lost:
+            for match_id in self.ledger.worker_lost(index):
                 path = record_path(self.records, match_id)
                 if path is None:  # created but not started: nothing to resume from
                     self.ledger.report(index, match_id, "forgotten", [])
                 else:
                     resume.append(str(path))
+            worker.expected = {Path(p).stem for p in resume}
             print(
                 f"arena serve: worker {index} (pid {worker.pid}) died ({signal_name(code)}); "
                 f"restarting it, resuming {len(resume)} match(es)",
@@ -150,6 +155,7 @@ class WorkerPool:
             [sys.executable, "-m", "arena.cli.serve_worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            start_new_session=True,  # a terminal's Ctrl-C is the front's to pass on
         )
         worker.pid = process.pid
         self._processes[worker.index] = process
@@ -182,6 +188,10 @@ class WorkerPool:
         if "match" in news:
             self.ledger.report(worker.index, news["match"], news["state"], news.get("tokens", []))
         elif "ready" in news:
+            for match_id in worker.expected - set(news.get("matches", [])):
+                self.ledger.report(worker.index, match_id, "forgotten", [])  # not resumed
+            worker.expected = set()
+            worker.lived = True
             port = news["ready"].rsplit(":", 1)[1]
             worker.address = f"{self.advertise_host}:{port}"
             worker.http = news.get("http", "")

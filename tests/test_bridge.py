@@ -19,6 +19,7 @@ import grpc
 import pytest
 import trio
 import trio.testing
+from bridgekit import TrioInbox, serve_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
@@ -27,11 +28,9 @@ from arena.server.bridge import (
     GrpcServerConfig,
     GrpcServerError,
     GrpcThread,
-    TrioInbox,
     call_in_asyncio_nowait,
     call_in_trio_nowait,
     open_grpc_server,
-    serve_grpc,
 )
 from arena.v1 import arena_pb2, arena_pb2_grpc
 

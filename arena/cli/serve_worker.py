@@ -26,14 +26,16 @@ import trio
 
 from arena.cli.logs import configure_logging
 from arena.cli.serve import resume_matches
-from arena.server.access import Access
-from arena.server.app import open_arena_server
-from arena.server.host import MatchHost
-from arena.server.limits import Limits
-from arena.server.recording import record_factory
-from arena.server.spectate import SpectatorDelay
-from arena.server.tls import ServerTls
-from arena.server.workers.pool import die_with_parent
+from arena.server import (
+    Access,
+    Limits,
+    MatchHost,
+    ServerTls,
+    SpectatorDelay,
+    die_with_parent,
+    open_arena_server,
+    record_factory,
+)
 
 REPORT_EVERY = 0.1  # seconds between two looks at the matches' states
 

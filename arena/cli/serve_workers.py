@@ -15,8 +15,6 @@ import os
 import signal
 import socket
 import sys
-import tempfile
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +22,7 @@ import structlog
 import trio
 
 from arena.errors import ArenaError
-from arena.server.access import Access, AccessInterceptor
-from arena.server.app import SERVICES
-from arena.server.bridge import GrpcServerConfig, open_grpc_server
-from arena.server.limits import Limits
-from arena.server.tls import ServerTls
-from arena.server.workers.front import FrontArena, FrontMatches, Workers
-from arena.server.workers.ledger import Ledger
-from arena.server.workers.pool import WorkerPool
-from arena.v1 import arena_pb2_grpc as pb_grpc
+from arena.server import Access, Limits, ServerTls, open_workers_server
 
 log = structlog.get_logger()
 
@@ -138,55 +128,20 @@ async def _front(
 ) -> None:
     from arena.cli.serve import announce  # serve imports this module
 
-    listen_host = args.listen.rsplit(":", 1)[0]
-    ledger = Ledger(limits, count)
-    settings = worker_settings(args, access, limits)
-    parts = shares(Path(args.records), count, not args.no_resume)
-    with tempfile.TemporaryDirectory(prefix="arena-workers-") as sockets:
-        pool = WorkerPool(
-            count, settings, ledger, listen_host, advertised(listen_host, args.advertise),
-            Path(sockets),
-        )  # fmt: skip
-        async with trio.open_nursery() as nursery:
-            async with trio.open_nursery() as starting:  # all at once: each takes seconds
-                for index in range(count):
-                    starting.start_soon(nursery.start, pool.supervise, index, parts[index])
-            workers = Workers(pool, ledger)
-            gate = dataclasses.replace(access, is_seat_token=lambda t: ledger.seat(t) is not None)
-            config = GrpcServerConfig(
-                address=args.listen,
-                service_names=SERVICES,
-                options=limits.grpc_options(),
-                max_receive_message_bytes=limits.max_message_bytes,
-                maximum_concurrent_rpcs=limits.max_rpcs,
-                interceptors=(AccessInterceptor(gate),),
-                credentials=tls.credentials() if tls else None,
-            )
-            registrations = [
-                partial(pb_grpc.add_ArenaServicer_to_server, FrontArena(workers)),
-                partial(
-                    pb_grpc.add_MatchesServicer_to_server,
-                    FrontMatches(workers, limits.watches_per_client),
-                ),
-            ]
-            async with open_grpc_server(registrations, config) as grpc_thread:
-                addresses = ", ".join(w.address for w in pool.workers)
-                http_url = await _web(nursery, args.http, pool, ledger) if args.http else ""
-                announce(grpc_thread.target, args.listen, args.records, access, tls, args.http,
-                         http_url, f"; {count} workers: {addresses}")  # fmt: skip
-                with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                    async for _ in signals:
-                        log.info("server_stopping")
-                        break
-            await pool.stop()
-            nursery.cancel_scope.cancel()  # the web side, if any
-
-
-async def _web(nursery: trio.Nursery, address: str, pool: WorkerPool, ledger: Ledger) -> str:
-    """The front's pages, /metrics and /healthz over the workers' (arena.http.workers)."""
-    from arena.http.workers import front_app, start_front_http
-
-    def pages() -> list[str]:
-        return [w.http if w.ready else "" for w in pool.workers]
-
-    return await start_front_http(nursery, address, front_app(pages, ledger.where))
+    async with open_workers_server(
+        args.listen,
+        count,
+        worker_settings(args, access, limits),
+        access,
+        tls,
+        limits,
+        shares(Path(args.records), count, not args.no_resume),
+        advertised(args.listen.rsplit(":", 1)[0], args.advertise),
+        args.http,
+    ) as server:
+        announce(server.target, args.listen, args.records, access, tls, args.http,
+                 server.http_url, f"; {count} workers: {', '.join(server.addresses)}")  # fmt: skip
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for _ in signals:
+                log.info("server_stopping")
+                break

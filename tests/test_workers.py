@@ -51,7 +51,7 @@ def watch(stub: pb_grpc.MatchesStub, match_id: str, token: str, out: list[pb.Eve
 
 def test_two_workers_share_matches_survive_a_worker_kill_and_verify(tmp_path: Path) -> None:
     serve = start_serve(
-        tmp_path, "--workers", "2", "--matches-total", "4", "--log-json", "--http", "127.0.0.1:0"
+        tmp_path, "--workers", "2", "--matches-total", "3", "--log-json", "--http", "127.0.0.1:0"
     )
     bots: list[subprocess.Popen[bytes]] = []
     try:
@@ -66,11 +66,11 @@ def test_two_workers_share_matches_survive_a_worker_kill_and_verify(tmp_path: Pa
         tc = pb.TimeControl(grace_ms=30_000)
         created = [
             stub.Create(
-                pb.CreateMatchRequest(seed=i, deals=3 if i == 0 else 1, time_control=tc),
+                pb.CreateMatchRequest(seed=i, deals=2 if i == 0 else 1, time_control=tc),
                 metadata=bearer(token),
                 timeout=10,
             )
-            for i in range(4)
+            for i in range(3)
         ]
         workers = workers_of(serve)
         assert len(workers) == 2
@@ -123,11 +123,11 @@ def test_two_workers_share_matches_survive_a_worker_kill_and_verify(tmp_path: Pa
                 capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
             )  # fmt: skip
             assert verified.returncode == 0, verified.stdout + verified.stderr
-        listed = stub.List(pb.ListMatchesRequest(page_size=3), metadata=bearer(token))
+        listed = stub.List(pb.ListMatchesRequest(page_size=2), metadata=bearer(token))
         rest = stub.List(
             pb.ListMatchesRequest(page_token=listed.next_page_token), metadata=bearer(token)
         )
-        assert len(listed.matches) == 3 and len(rest.matches) >= 1 and not rest.next_page_token
+        assert len(listed.matches) == 2 and len(rest.matches) >= 1 and not rest.next_page_token
         channel.close()
         # one /metrics for both workers, each sample labelled with its worker
         web = re.search(r"web pages on (http://\S+)/ ", serve.log.read_text())

@@ -1,27 +1,34 @@
-"""Time per referee decision over gRPC, beside a raw grpc.aio ping-pong; then load.
+"""Time and CPU per referee decision over gRPC, beside raw grpc.aio replays; then load.
 
 Part A, one match: the arena server runs in this process (trio referee + grpc.aio thread,
 as ``arena serve``); four ``bench/bots/fallback_bot.py`` processes answer every request
-at once with its fallback, so what the referee measures per decision (request sent →
-answer received, ``Referee.latencies``) is the server's overhead plus the network. Beside
-it, in the same run, a raw grpc.aio server (the same embedded ``GrpcThread``, no trio,
-no referee) replays the very same wire messages — each request of that match, then its
-verdict — to the same bot program, timing request written → answer read on its asyncio
-loop: to one client (``raw1``, the ping-pong of the issue's goal, arena p50 ≤ 1.5×), to
-four (``raw4``, the arena's topology), and to four with each verdict sent alongside the
-next request instead of before it (``raw4v``, the arena's traffic). The paths run in
-rounds, in rotating order, and their samples are pooled: load from elsewhere on the
-machine then falls on all of them alike.
+at once with its fallback (asking for ``VERDICT_FAULTS_ONLY`` where the protocol has it),
+so what the referee measures per decision is the server's overhead plus the network.
+Beside it, in the same run, a raw grpc.aio server (the same embedded ``GrpcThread``, no
+trio, no referee) replays the very same requests to the same bot program, timing request
+written → answer read on its asyncio loop: to one client (``raw1``), to four (``raw4``,
+the arena's topology and, with acknowledgements riding on requests, its traffic shape:
+the p50 goal's yardstick), and to four with a verdict after each answer (``raw4v``, the
+shape of the original protocol). Server CPU per decision is the process's CPU time over
+the decisions (round trips) of each path. The paths run in rounds, in rotating order,
+their samples pooled: load from elsewhere then falls on all of them alike. Then
+``bench/bridge_pingpong.py``'s five bridge structures.
 
 Part B, load: 50, 100 and 250 concurrent matches of one deal on one server (a fresh
 server process per level, so its memory and CPU time are its own), the 4×N seats played
 by two client processes with one grpc.aio stream and TCP connection per seat, at a 5 s
-decision limit. Reports decisions/s, the referee's p50/p99 per decision, faults, the
-server's and clients' CPU seconds and the server's resident memory (VmRSS before the
-matches, VmHWM peak, VmRSS once they are over).
+decision limit, plus 8 probe matches whose bots think 5 ms (a third process): the time
+they were charged against the think time they measured themselves (fair clocks).
+Reports decisions/s, the referee's p50/p99 per decision, faults, the server's and
+clients' CPU seconds and the server's resident memory (VmRSS before the matches, VmHWM
+peak, VmRSS once they are over).
 
-    .venv/bin/python bench/remote.py            # ~3 minutes
-    .venv/bin/python bench/remote.py --quick    # ~30 s smoke run
+The summary prints each goal of issue 20 with its figure and ratio; ``--json-out FILE``
+keeps the figures and ``--baseline FILE`` (an earlier run's, e.g. on the code before a
+change: ``PYTHONPATH=/path/to/old/checkout``) adds the ratio to it.
+
+    .venv/bin/python bench/remote.py            # ~5 minutes
+    .venv/bin/python bench/remote.py --quick    # ~1 minute smoke run
 
 Numbers are noisy on a 2-core machine shared with other work: read the ratios within
 one run, and the load averages printed around it.

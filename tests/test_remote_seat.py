@@ -149,3 +149,35 @@ async def test_a_bot_back_within_the_grace_is_asked_again(
     back, again = second.seen[:2]
     assert back.welcome.resumed and again.request.seq == left[0]  # the same request again
     assert referee.bank[1] == pytest.approx(0.55)  # 1.5 s waited: 0.45 s over the limit
+
+
+async def test_the_servers_own_queueing_is_not_charged(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Fair clocks: the bot's answer is read at the edge at once (stamped there), then
+    waits 1.5 s before the referee takes it (the server's queueing, here in virtual
+    time). Judged around the whole ask that would be 0.45 s of bank per decision; the
+    bot is charged only its own time, measured at the edge."""
+    tc = TimeControl(decision_ms=1000, bank_ms=1000, grace_ms=5000)
+    seat, wire = RemoteSeat(1, "m", 5000, welcome), Wire()
+    seat.attach(wire.connection())
+    referee = Referee("m", SETUP, _table(seat), tc)
+
+    async def slow_server() -> None:
+        async for message in wire.inbox:
+            if message.HasField("request"):
+                request = message.request
+                action = pb.Action(seq=request.seq, cards=request.fallback.cards)
+                answer = wire.edge.answer(pb.BotMessage(action=action))  # read at once
+                await trio.sleep(1.5)  # ...and queued in the server before the referee
+                seat.deliver(wire.id, answer)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(slow_server)
+        report = await referee.run()
+        nursery.cancel_scope.cancel()
+
+    assert report.faults == ()
+    assert referee.bank[1] == 1.0  # untouched
+    assert referee.latencies[1] and max(referee.latencies[1]) < 0.5  # real time, not 1.5 s
+    assert trio.current_time() >= 1.5 * len(referee.latencies[1])  # the waits did happen

@@ -9,6 +9,7 @@ replay --verify``, and a SIGKILL of the front leaves no worker behind (docs/work
 
 from __future__ import annotations
 
+import http.client
 import os
 import re
 import signal
@@ -137,6 +138,14 @@ def test_two_workers_share_matches_survive_a_worker_kill_and_verify(tmp_path: Pa
         for worker in ("0", "1"):  # (a restarted worker counts from zero again)
             assert f'arena_decisions_total{{kind="play",worker="{worker}"}}' in metrics
         assert re.search(r'arena_decisions_total{kind="play",worker="\d"} [1-9]', metrics)
+        # a match's page is the worker's: the front redirects there
+        page = http.client.HTTPConnection(web[1].removeprefix("http://"), timeout=30)
+        page.request("GET", f"/matches/{survivor.match_id}")
+        moved = page.getresponse()
+        assert moved.status == 307
+        assert re.fullmatch(rf"http://127\.0\.0\.1:\d+/matches/{survivor.match_id}",
+                            moved.getheader("location") or "")  # fmt: skip
+        page.close()
 
         # SIGKILL of the front takes its workers with it (no orphans)
         pids = list(workers_of(serve).values())

@@ -18,6 +18,7 @@ import logging
 import urllib.request
 from collections.abc import Callable, Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 import trio
 from hypercorn.config import Config
@@ -129,6 +130,11 @@ def front_app(pages: Callable[[], list[str]], where: Callable[[str], int | None]
         base = bases[index] if index is not None else next((b for b in bases if b), "")
         if not base:
             return PlainTextResponse("the worker of this match is restarting", status_code=503)
+        seen = urlsplit(base)
+        asked = request.url.hostname or ""
+        if seen.hostname in ("0.0.0.0", "::") and asked:  # a wildcard bind: the host asked
+            asked = f"[{asked}]" if ":" in asked else asked
+            base = f"{seen.scheme}://{asked}:{seen.port}"
         target = base + request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(target, status_code=307)
 

@@ -1,10 +1,11 @@
 """``arena serve --workers 2``: matches on both workers behind one address.
 
-Real processes throughout: the front and its two workers, sample bots (some dial the
-front and follow its redirect, some dial the ``seat_address`` Create returned), an
-organiser client, the merged ``/metrics``. One worker is SIGKILLed mid-match: the front
-restarts it, the match resumes from its record, every record verifies with ``arena
-replay --verify``, and a SIGKILL of the front leaves no worker behind (docs/workers.md).
+Real processes throughout: the front and its two workers, sample bots (Python and Node
+ones that dial the front and follow its redirect, Python ones that dial the
+``seat_address`` Create returned), an organiser client, the merged ``/metrics``. One
+worker is SIGKILLed mid-match: the front restarts it, the match resumes from its
+record, every record verifies with ``arena replay --verify``, and a SIGKILL of the
+front leaves no worker behind (docs/workers.md).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import http.client
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -29,6 +31,7 @@ from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 pytestmark = pytest.mark.slow
+NODE_BOT = ROOT / "sample_bots" / "node" / "bot.js"
 WORKER = re.compile(r"worker (\d) on (\S+) \(pid (\d+)\)")
 
 
@@ -51,6 +54,7 @@ def watch(stub: pb_grpc.MatchesStub, match_id: str, token: str, out: list[pb.Eve
 
 
 def test_two_workers_share_matches_survive_a_worker_kill_and_verify(tmp_path: Path) -> None:
+    node = shutil.which("node") if (NODE_BOT.parent / "node_modules").is_dir() else None
     serve = start_serve(
         tmp_path, "--workers", "2", "--matches-total", "3", "--log-json", "--http", "127.0.0.1:0"
     )
@@ -83,23 +87,31 @@ def test_two_workers_share_matches_survive_a_worker_kill_and_verify(tmp_path: Pa
             stub.Create(pb.CreateMatchRequest(), metadata=bearer(created[0].seat_tokens[0]))
         assert seat.value.code() == grpc.StatusCode.PERMISSION_DENIED
 
+        victim = created[0]
+        survivor = next(c for c in created if c.seat_address != victim.seat_address)
         for n, match in enumerate(created):
-            server = serve.target if n % 2 == 0 else match.seat_address  # redirect / direct
+            direct = n % 2 == 1 and match is not survivor  # else: the front redirects
+            server = match.seat_address if direct else serve.target
             for seat_no, token_ in enumerate(match.seat_tokens):
+                # the survivor's bots are Node bots (when Node is here), redirected too
+                argv = (
+                    [node, str(NODE_BOT)] if match is survivor and node
+                    else [sys.executable, str(ROOT / "sample_bots" / "random_bot.py"),
+                          "--seed", str(seat_no), "--reconnect", "60"]
+                )  # fmt: skip
                 bots.append(subprocess.Popen(
-                    [sys.executable, str(ROOT / "sample_bots" / "random_bot.py"),
-                     "--server", server, "--token", token_, "--seed", str(seat_no),
-                     "--reconnect", "60"],
+                    [*argv, "--server", server, "--token", token_],
                     stdout=subprocess.DEVNULL,
                     stderr=(tmp_path / f"bot{n}{seat_no}.log").open("wb"),
                 ))  # fmt: skip
-        victim = created[0]
-        survivor = next(c for c in created if c.seat_address != victim.seat_address)
         watched: list[pb.Event] = []
         watcher = threading.Thread(target=watch, args=(stub, survivor.match_id, token, watched))
         watcher.start()
 
         record = serve.records / f"{victim.match_id}.jsonl"
+        for match in created:  # a match still waiting for its bots has no record to resume
+            if match.seat_address == victim.seat_address and match is not victim:
+                wait_for_answers(serve.records / f"{match.match_id}.jsonl", 1)
         wait_for_answers(record, 60)
         os.kill(workers[victim.seat_address], signal.SIGKILL)
         for n, bot in enumerate(bots):

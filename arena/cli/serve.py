@@ -1,12 +1,9 @@
 """``arena serve``: a long-running referee server for organisers.
 
-Matches are created through the ``arena.v1.Matches`` service (Create → match id and four
-seat tokens); bots connect to ``arena.v1.Arena`` with their tokens. Every match writes
-its record under ``--records``. Stop with Ctrl-C: running matches are cancelled and
-recorded as such.
-
-One worker process per core (``--workers``, docs/workers.md); ``Create`` answers with
-the address of the worker hosting the match (``seat_address``), which its bots dial.
+Matches are created through the ``arena.v1.Matches`` service (Create → match id, four
+seat tokens, the address they play at); bots connect to ``arena.v1.Arena`` there. Matches
+run in one worker process per core (``--workers``, docs/workers.md), each writing its
+record under ``--records``. Stop with Ctrl-C: running matches are cancelled and recorded.
 
 Every resource a client can make the server hold is bounded; the limits below are the
 defaults for a competition (docs/limits.md explains each). The records directory must

@@ -101,6 +101,8 @@ async def play(server: str, token: str, tally: Tally, every: bool, think: float)
             await call.done_writing()
         except grpc.RpcError as exc:
             tally.errors.append(f"{exc.code().name}: {exc.details()}")
+        except asyncio.InvalidStateError as exc:  # the call failed before Hello (overload)
+            tally.errors.append(f"{type(exc).__name__}: {exc}")
 
 
 async def main(server: str, tokens: list[str], every: bool, think: float) -> Tally:

@@ -49,6 +49,8 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from arena.server.recording import record_factory
     from arena.server.spectate import DelayedFeed, SpectatorDelay
     from arena.server.tls import ServerTls, channel_credentials
+    from arena.server.workers.pool import die_with_parent
+    from arena.server.workers.run import WorkersServer, open_workers_server
 
 # name -> the module that defines it
 _FRONT: dict[str, str] = {
@@ -87,6 +89,9 @@ _FRONT: dict[str, str] = {
     "SpectatorDelay": "spectate",
     "ServerTls": "tls",
     "channel_credentials": "tls",
+    "die_with_parent": "workers.pool",
+    "WorkersServer": "workers.run",
+    "open_workers_server": "workers.run",
 }
 
 __all__ = [
@@ -108,18 +113,21 @@ __all__ = [
     "Role",
     "ServerTls",
     "SpectatorDelay",
+    "WorkersServer",
     "add_limit_options",
     "call_in_trio_nowait",
     "cards_from_pb",
     "cards_to_pb",
     "channel_credentials",
     "default_token_file",
+    "die_with_parent",
     "event_to_pb",
     "limits_of",
     "live_info",
     "load_or_create_token",
     "loose_permissions",
     "open_arena_server",
+    "open_workers_server",
     "read_token_file",
     "record_factory",
     "records_problem",

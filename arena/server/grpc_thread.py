@@ -100,8 +100,9 @@ class GrpcThread:
 
     Besides ``registrations`` it serves health checking (``grpc.health.v1.Health``: the
     server and each configured service SERVING until shutdown) and reflection (v1alpha).
-    ``start`` and ``stop`` block; from trio use :func:`open_grpc_server`. Resource handling: one thread and one loop per instance, both
-    gone after :meth:`stop`; it runs at most once; the daemon thread never blocks exit.
+    ``start`` and ``stop`` block; from trio use :func:`open_grpc_server`. Resource
+    handling: one thread and one loop per instance, both gone after :meth:`stop`; it
+    runs at most once; the daemon thread never blocks exit.
     """
 
     def __init__(

@@ -2150,8 +2150,16 @@ class CreateMatchResponse(_message.Message):
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     SEAT_TOKENS_FIELD_NUMBER: _builtins.int
+    SEAT_ADDRESS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """the new match's id"""
+    seat_address: _builtins.str
+    """host:port where the seat tokens play (ARENA_SERVER for the bots). Empty: this
+    server's own address. `arena serve --workers N` runs the match in a worker
+    process with its own port (docs/workers.md); a bot that dials the front
+    address instead is refused with FAILED_PRECONDITION and the trailing
+    metadata `arena-seat-address: host:port`, which botkit follows.
+    """
     @_builtins.property
     def seat_tokens(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """index = seat; hand each to one bot, keep them secret"""
@@ -2161,10 +2169,11 @@ class CreateMatchResponse(_message.Message):
         *,
         match_id: _builtins.str = ...,
         seat_tokens: _abc.Iterable[_builtins.str] | None = ...,
+        seat_address: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "seat_tokens", b"seat_tokens"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "seat_address", b"seat_address", "seat_tokens", b"seat_tokens"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -19,7 +19,7 @@ import grpc.aio
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from botkit.options import log_message, settings
-from botkit.seat import Decide, Seat, outcome_of
+from botkit.seat import MAX_MOVES, MOVED, Decide, Seat, moved_to, outcome_of
 
 HANDSHAKE_S = 10.0
 """How long a stream may take to be accepted (the server's initial metadata) before the
@@ -41,12 +41,17 @@ async def play_async(
     (see :func:`botkit.run`)."""
     seat = Seat(decide, name, version, every_verdict=settings.verdicts == "every")
     lost_at: float | None = None
+    where, moves = server, 0
     while True:
-        outcome = await _session(seat, server, token)
+        outcome = await _session(seat, where, token)
         if outcome == "ended":
             return 0
         if outcome == "refused":
             return 1
+        if outcome.startswith(MOVED) and moves < MAX_MOVES:  # arena serve --workers
+            where, moves = outcome[len(MOVED) :], moves + 1
+            continue
+        where, moves = server, 0  # lost: ask the address we were given again
         lost_at = lost_at or time.monotonic()
         if time.monotonic() - lost_at > reconnect_for:
             seat.say(f"gave up reconnecting after {reconnect_for:.0f}s")
@@ -55,7 +60,8 @@ async def play_async(
 
 
 async def _session(seat: Seat, server: str, token: str) -> str:
-    """One stream: "ended" (MatchEnd), "lost" (connection gone) or "refused" (rejected)."""
+    """One stream: "ended" (MatchEnd), "lost" (connection gone), "refused" (rejected) or
+    "moved:HOST:PORT" (the seat plays at that address: docs/workers.md)."""
     async with settings.tls.aio_channel(server) as channel:
         call = pb_grpc.ArenaStub(channel).Play()  # type: ignore[call-arg]  # grpc-stubs: sync
         try:
@@ -79,10 +85,15 @@ async def _session(seat: Seat, server: str, token: str) -> str:
             return "lost"
         except grpc.aio.AioRpcError as exc:
             code, details = exc.code(), exc.details()
+            trailing: object = exc.trailing_metadata()
         except asyncio.InvalidStateError:  # it ended as we wrote: its status says why
             code, details = await call.code(), await call.details()
+            trailing = await call.trailing_metadata()
         finally:
             call.cancel()
+        moved = moved_to(code, trailing)
+        if moved is not None:
+            return moved  # this seat plays at another address
         seat.say(f"{code.name}: {details}")
         return outcome_of(code, seat.table.seat >= 0)
 

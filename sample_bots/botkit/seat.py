@@ -93,6 +93,24 @@ class Seat:
         print(f"{self.name}: {text}", file=self.err, flush=True)
 
 
+# ``arena serve --workers``: a seat token sent to the front is refused with
+# FAILED_PRECONDITION and this trailing metadata, naming the worker that hosts the seat.
+SEAT_ADDRESS = "arena-seat-address"
+MOVED = "moved:"
+MAX_MOVES = 3  # redirects followed in a row before the address given is asked again
+
+
+def moved_to(code: object, trailing: object) -> str | None:
+    """The outcome "moved:HOST:PORT" when the referee sent this seat to another address
+    (docs/workers.md), else None."""
+    if code != grpc.StatusCode.FAILED_PRECONDITION:
+        return None
+    for key, value in trailing or ():  # type: ignore[attr-defined]
+        if key == SEAT_ADDRESS:
+            return MOVED + str(value)
+    return None
+
+
 def outcome_of(code: object, seated: bool) -> str:
     """How a stream that failed with status ``code`` ends: "refused" (stop) or "lost"
     (connect again). ``ALREADY_EXISTS`` after this bot was seated means it came back

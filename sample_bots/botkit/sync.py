@@ -20,7 +20,7 @@ import grpc
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from botkit.options import log_message, settings
-from botkit.seat import Decide, Seat, outcome_of
+from botkit.seat import MAX_MOVES, MOVED, Decide, Seat, moved_to, outcome_of
 
 
 def run_sync(
@@ -35,12 +35,17 @@ def run_sync(
     :func:`botkit.run` for the reconnection rules)."""
     seat = Seat(decide, name, version, every_verdict=settings.verdicts == "every")
     lost_at: float | None = None
+    where, moves = server, 0
     while True:
-        outcome = _session(seat, server, token)
+        outcome = _session(seat, where, token)
         if outcome == "ended":
             return 0
         if outcome == "refused":
             return 1
+        if outcome.startswith(MOVED) and moves < MAX_MOVES:  # arena serve --workers
+            where, moves = outcome[len(MOVED) :], moves + 1
+            continue
+        where, moves = server, 0  # lost: ask the address we were given again
         lost_at = lost_at or time.monotonic()
         if time.monotonic() - lost_at > reconnect_for:
             seat.say(f"gave up reconnecting after {reconnect_for:.0f}s")
@@ -49,7 +54,8 @@ def run_sync(
 
 
 def _session(seat: Seat, server: str, token: str) -> str:
-    """One stream: "ended" (MatchEnd), "lost" (connection gone) or "refused" (rejected)."""
+    """One stream: "ended" (MatchEnd), "lost" (connection gone), "refused" (rejected) or
+    "moved:HOST:PORT" (the seat plays at that address: docs/workers.md)."""
     outbox: queue.Queue[pb.BotMessage | None] = queue.Queue()
 
     def messages() -> Iterator[pb.BotMessage]:
@@ -73,6 +79,9 @@ def _session(seat: Seat, server: str, token: str) -> str:
                     return "ended"
         except grpc.RpcError as exc:
             code = exc.code()
+            moved = moved_to(code, exc.trailing_metadata())
+            if moved is not None:
+                return moved  # this seat plays at another address
             seat.say(f"{code.name}: {exc.details()}")
             return outcome_of(code, seat.table.seat >= 0)
         finally:

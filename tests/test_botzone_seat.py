@@ -230,3 +230,12 @@ def test_the_standalone_seat_joins_a_match_an_organiser_created(tmp_path: Path) 
     finally:
         serve.terminate()
         serve.wait(timeout=20)
+
+
+def test_the_seat_client_reads_the_redirect_the_workers_front_sends() -> None:
+    """arena's seat client follows ``arena serve --workers``' redirect at Hello by the
+    metadata name the front sends (kept as a copy so the client does not load the server)."""
+    from arena.botzone.client import SEAT_ADDRESS
+    from arena.server.workers.front import SEAT_ADDRESS as FRONT
+
+    assert SEAT_ADDRESS == FRONT

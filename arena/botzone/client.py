@@ -16,7 +16,8 @@ import dataclasses
 import os
 import queue
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import cast
 
 import grpc
 
@@ -25,6 +26,12 @@ from arena.v1 import arena_pb2_grpc as pb_grpc
 
 Answer = Callable[[pb.Request], pb.Action]
 RETRY_S = 0.5  # the pause between two connection attempts
+# ``arena serve --workers``: a seat token sent to the front is refused with
+# FAILED_PRECONDITION and this trailing metadata naming the worker that hosts the seat
+# (the name arena.server.workers.front sends, kept here so a seat client does not load
+# the server to read it; tests/test_botzone_seat.py checks they agree).
+SEAT_ADDRESS = "arena-seat-address"
+MAX_MOVES = 3  # redirects followed in a row before the address given is asked again
 # A refusal ends the seat; anything else (the server went away) is worth another try.
 REFUSED = frozenset(
     {
@@ -81,12 +88,17 @@ class SeatClient:
             self.say("no seat token (--token or ARENA_TOKEN)")
             return 2
         lost_at: float | None = None
+        given, moves = self.server, 0
         while True:
             outcome = self._session()
             if outcome == "ended":
                 return 0
             if outcome == "refused":
                 return 1
+            if outcome == "moved" and moves < MAX_MOVES:  # to the worker hosting the seat
+                moves += 1
+                continue
+            self.server, moves = given, 0  # lost: ask the address we were given again
             lost_at = lost_at or time.monotonic()
             if time.monotonic() - lost_at > self.reconnect_for:
                 self.say(f"gave up reconnecting after {self.reconnect_for:.0f}s")
@@ -94,7 +106,8 @@ class SeatClient:
             time.sleep(RETRY_S)
 
     def _session(self) -> str:
-        """One stream: "ended" (MatchEnd), "lost" (connection gone) or "refused"."""
+        """One stream: "ended" (MatchEnd), "lost" (connection gone), "refused", or
+        "moved" (:attr:`server` is now the worker that hosts the seat)."""
         outbox: queue.Queue[pb.BotMessage | None] = queue.Queue()
 
         def messages() -> Iterator[pb.BotMessage]:
@@ -119,6 +132,13 @@ class SeatClient:
                         return "ended"
             except grpc.RpcError as exc:
                 code = exc.code()
+                if code == grpc.StatusCode.FAILED_PRECONDITION:
+                    metadata = exc.trailing_metadata()
+                    trailing = cast(Iterable[tuple[str, str]], metadata or ())
+                    for key, value in trailing:
+                        if key == SEAT_ADDRESS:
+                            self.server = str(value)
+                            return "moved"
                 self.say(f"{code.name}: {exc.details()}")
                 if code == grpc.StatusCode.ALREADY_EXISTS and self.seat >= 0:
                     return "lost"  # back before the referee saw the old stream go

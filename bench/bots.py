@@ -1,8 +1,9 @@
 """What a Python bot spends per decision: botkit's asyncio client vs its sync client vs
 the botkit before them, and random_bot's decision before and after the card tables.
 
-Part A, one real ``arena serve`` on loopback: in rounds, in rotating order, a match of
-four ``random_bot`` processes (``bench/bots/timed_bot.py``, same seeds, so the same
+Part A, one real ``arena serve --workers 1`` on loopback (one process: the botkit of
+``--base`` predates the workers' redirect): in rounds, in rotating order, a match of four
+``random_bot`` processes (``bench/bots/timed_bot.py``, same seeds, so the same
 games) on each kit: ``today`` (botkit and random_bot as of ``--base``, checked out with
 ``git show``: cards parsed from strings, the blocking client), ``sync`` and ``asyncio``
 (this botkit: card tables, ready-made ``Turn``; the two clients). Per decision: the bot
@@ -78,7 +79,7 @@ def start_server(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     argv = [sys.executable, "-m", "arena.cli.main", "serve", "--listen", f"127.0.0.1:{port}",
-            "--open", "--records", str(folder / "records")]  # fmt: skip
+            "--open", "--workers", "1", "--records", str(folder / "records")]  # fmt: skip
     server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

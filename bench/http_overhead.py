@@ -44,21 +44,27 @@ from arena.server.host import MatchSpec
 from arena.server.recording import record_factory
 
 READER = r"""
-import http.client, sys
-host, token, ids = sys.argv[1], sys.argv[2], sys.argv[3:]
-import threading
+import http.client, sys, threading, time
+host, token, pages, ids = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+got = [0]  # bytes
 def read(match_id):
     conn = http.client.HTTPConnection(host, timeout=120)
     conn.request("GET", f"/matches/{match_id}/events", headers={"Authorization": "Bearer " + token})
     response = conn.getresponse()
-    while True:
-        line = response.fp.readline()
-        if not line or line.startswith(b"event: end"):
+    assert response.status == 200, response.status
+    tail = b""
+    while True:  # big reads, as a browser does: the client's own CPU stays small
+        data = response.read1(65536)
+        if not data:
             break
-threads = [threading.Thread(target=read, args=(m,)) for m in ids]
+        got[0] += len(data)
+        tail = (tail + data)[-64:]
+        if b"event: end" in tail:
+            break
+threads = [threading.Thread(target=read, args=(m,)) for m in ids for _ in range(pages)]
 for t in threads: t.start()
 for t in threads: t.join()
-print("done")
+print("done", got[0], time.process_time())
 """
 
 
@@ -72,7 +78,10 @@ def overheads(path: str) -> list[float]:
     return out
 
 
-async def one_round(server: Any, spawner: Spawner, matches: int, pages: bool) -> dict[str, Any]:
+async def one_round(
+    server: Any, spawner: Spawner, matches: int, pages: int
+) -> dict[str, Any]:
+    """One round of ``matches`` concurrent one-deal matches, ``pages`` readers on each."""
     host = server.host
     rules = RuleSet.from_mapping({"deals": 1})
     hosted = [host.create(MatchSpec(rules=rules, seed=100 + i)) for i in range(matches)]
@@ -80,28 +89,31 @@ async def one_round(server: Any, spawner: Spawner, matches: int, pages: bool) ->
     if pages:
         http_host = server.http_url.removeprefix("http://")
         reader = spawner.spawn(
-            [sys.executable, "-c", READER, http_host, server.organiser_token]
+            [sys.executable, "-c", READER, http_host, server.organiser_token, str(pages)]
             + [h.id for h in hosted]
         )
-        await trio.sleep(0.3)  # the streams are open before the bots start
+        await trio.sleep(0.3 + pages * matches * 0.002)  # the streams are open first
     tokens = "\n".join(t for h in hosted for t in h.tokens if t) + "\n"
-    started = time.perf_counter()
+    started, trio_cpu, cpu = time.perf_counter(), time.thread_time(), time.process_time()
     bots = spawner.spawn(
         [sys.executable, str(BOT), "--server", server.target, "--tokens-file", "-"], stdin=tokens
     )
     for h in hosted:
         await h.done.wait()
     wall = time.perf_counter() - started
-    await spawner.wait_all([bots] + ([reader] if reader else []))
-    latencies = [x for h in hosted for seat in h.referee.latencies for x in seat]
+    trio_cpu, cpu = time.thread_time() - trio_cpu, time.process_time() - cpu
+    outs = await spawner.wait_all([bots] + ([reader] if reader else []))
+    page_cpu = float(outs[-1].split()[2]) if reader else 0.0
     decisions = sum(h.referee.decisions for h in hosted)
-    faults = sum(len(h.referee.faults) for h in hosted)
     return {
         "overhead": [x for h in hosted for x in overheads(h.record)],
-        "latency": latencies,
-        "wall_per_decision": wall / max(1, decisions) * matches,
+        "latency": [x for h in hosted for seat in h.referee.latencies for x in seat],
+        "wall": wall / max(1, decisions) * matches,
+        "trio_cpu": trio_cpu / max(1, decisions),
+        "cpu": cpu / max(1, decisions),
+        "page_cpu": page_cpu / max(1, decisions),
         "decisions": decisions,
-        "faults": faults,
+        "faults": sum(len(h.referee.faults) for h in hosted),
     }
 
 
@@ -110,11 +122,24 @@ def pct(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
-async def main_async(rounds: int, matches: int) -> None:
+COLUMNS = (  # (title, figure of a condition's pooled samples), all in µs
+    ("ovh p50", lambda p: pct(p["overhead"], 0.5)),
+    ("p90", lambda p: pct(p["overhead"], 0.9)),
+    ("mean", lambda p: statistics.fmean(p["overhead"])),
+    ("lat p50", lambda p: pct(p["latency"], 0.5)),
+    ("wall/dec", lambda p: statistics.median(p["wall"])),
+    ("trio cpu", lambda p: statistics.median(p["trio_cpu"])),
+    ("srv cpu", lambda p: statistics.median(p["cpu"])),
+    ("page cpu", lambda p: statistics.median(p["page_cpu"])),
+)
+
+
+async def main_async(rounds: int, matches: int, pages: int) -> None:
+    keys = ("overhead", "latency", "wall", "trio_cpu", "cpu", "page_cpu")
     pooled: dict[str, dict[str, Any]] = {
-        c: {"overhead": [], "latency": [], "wall": [], "decisions": 0, "faults": 0}
-        for c in ("none", "pages")
+        c: {**{k: [] for k in keys}, "decisions": 0, "faults": 0} for c in ("none", "pages")
     }
+    loads = [os.getloadavg()[0]]
     with TemporaryDirectory() as folder, Spawner() as spawner:
         async with open_arena_server(
             recorder_factory=record_factory(None, folder), http="127.0.0.1:0"
@@ -122,47 +147,39 @@ async def main_async(rounds: int, matches: int) -> None:
             for r in range(rounds):
                 order = ("none", "pages") if r % 2 == 0 else ("pages", "none")
                 for condition in order:
-                    got = await one_round(server, spawner, matches, condition == "pages")
+                    got = await one_round(
+                        server, spawner, matches, pages if condition == "pages" else 0
+                    )
                     p = pooled[condition]
-                    p["overhead"] += got["overhead"]
-                    p["latency"] += got["latency"]
-                    p["wall"].append(got["wall_per_decision"])
+                    for k in keys:
+                        p[k] += got[k] if isinstance(got[k], list) else [got[k]]
                     p["decisions"] += got["decisions"]
                     p["faults"] += got["faults"]
-    print(f"load average after: {os.getloadavg()[0]:.1f}")
-    print(f"{matches} concurrent matches per round, {rounds} rounds per condition, records on")
-    print(f"{'':8}{'decisions':>10}{'overhead p50':>14}{'p90':>9}{'mean':>9}"
-          f"{'latency p50':>13}{'p90':>9}{'wall/dec':>10}{'faults':>8}")  # fmt: skip
+                loads.append(os.getloadavg()[0])
+    print(f"{matches} concurrent matches a round, {rounds} rounds a condition (interleaved), "
+          f"{pages} page(s) on each match in 'pages', records on")  # fmt: skip
+    print(f"load average (1 min) over the run: {min(loads):.1f}-{max(loads):.1f}")
+    print(f"{'':7}{'decisions':>10}" + "".join(f"{t:>10}" for t, _ in COLUMNS) + f"{'faults':>8}")
     rows = {}
     for condition, p in pooled.items():
-        us = 1e6
-        row = (
-            pct(p["overhead"], 0.5) * us,
-            pct(p["overhead"], 0.9) * us,
-            statistics.fmean(p["overhead"]) * us,
-            pct(p["latency"], 0.5) * us,
-            pct(p["latency"], 0.9) * us,
-            statistics.median(p["wall"]) * us,
-        )
-        rows[condition] = row
-        print(f"{condition:8}{p['decisions']:>10}{row[0]:>12.0f}µs{row[1]:>7.0f}µs{row[2]:>7.0f}µs"
-              f"{row[3]:>11.0f}µs{row[4]:>7.0f}µs{row[5]:>8.0f}µs{p['faults']:>8}")  # fmt: skip
+        rows[condition] = [f(p) * 1e6 for _, f in COLUMNS]
+        print(f"{condition:7}{p['decisions']:>10}"
+              + "".join(f"{x:>8.0f}µs" for x in rows[condition]) + f"{p['faults']:>8}")  # fmt: skip
     ratio = [b / a if a else float("nan") for a, b in zip(rows["none"], rows["pages"], strict=True)]
-    print(f"{'ratio':8}{'':>10}{ratio[0]:>13.2f}×{ratio[1]:>8.2f}×{ratio[2]:>8.2f}×"
-          f"{ratio[3]:>12.2f}×{ratio[4]:>8.2f}×{ratio[5]:>9.2f}×")  # fmt: skip
+    print(f"{'ratio':7}{'':>10}" + "".join(f"{x:>9.2f}×" for x in ratio[:-1]))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=4, help="rounds per condition")
+    parser.add_argument("--rounds", type=int, default=6, help="rounds per condition")
     parser.add_argument("--matches", type=int, default=4, help="concurrent matches per round")
+    parser.add_argument("--pages", type=int, default=1, help="pages open on each match")
     parser.add_argument("--quick", action="store_true", help="1 round of 2 matches")
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.matches = 1, 2
     configure_logging("warning", False)
-    print(f"load average: {os.getloadavg()[0]:.1f}")
-    trio.run(main_async, args.rounds, args.matches)
+    trio.run(main_async, args.rounds, args.matches, args.pages)
 
 
 if __name__ == "__main__":

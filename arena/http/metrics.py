@@ -22,7 +22,7 @@ from prometheus_client import (
     disable_created_metrics,
     generate_latest,
 )
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from arena.game import Recorder
@@ -43,6 +43,7 @@ class ArenaMetrics:
     def __init__(self, host: MatchHost) -> None:
         self.host = host
         self.open_streams = 0  # HTTP event streams (pages) open now
+        self.refused_streams = 0  # HTTP event streams refused (503: too many on a match)
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.decisions = Counter(
@@ -182,4 +183,9 @@ class _PresentState(Collector):
             "arena_http_event_streams",
             "Live pages following a match (open event streams)",
             value=self.metrics.open_streams,
+        )
+        yield CounterMetricFamily(
+            "arena_http_event_streams_refused",
+            "Live pages turned away (503) because their match had --pages-per-match already",
+            value=self.metrics.refused_streams,
         )

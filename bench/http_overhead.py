@@ -48,6 +48,7 @@ import http.client, sys, threading, time
 host, token, pages, ids = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 got = [0]  # bytes
 def read(match_id):
+    ready.wait()
     conn = http.client.HTTPConnection(host, timeout=120)
     conn.request("GET", f"/matches/{match_id}/events", headers={"Authorization": "Bearer " + token})
     response = conn.getresponse()
@@ -61,10 +62,13 @@ def read(match_id):
         tail = (tail + data)[-64:]
         if b"event: end" in tail:
             break
+ready = threading.Event()
 threads = [threading.Thread(target=read, args=(m,)) for m in ids for _ in range(pages)]
 for t in threads: t.start()
+started = time.process_time()  # the client's CPU from here on (not Python's start)
+ready.set()
 for t in threads: t.join()
-print("done", got[0], time.process_time())
+print("done", got[0], time.process_time() - started)
 """
 
 
@@ -78,9 +82,7 @@ def overheads(path: str) -> list[float]:
     return out
 
 
-async def one_round(
-    server: Any, spawner: Spawner, matches: int, pages: int
-) -> dict[str, Any]:
+async def one_round(server: Any, spawner: Spawner, matches: int, pages: int) -> dict[str, Any]:
     """One round of ``matches`` concurrent one-deal matches, ``pages`` readers on each."""
     host = server.host
     rules = RuleSet.from_mapping({"deals": 1})

@@ -136,11 +136,21 @@ COLUMNS = (  # (title, figure of a condition's pooled samples), all in µs
 )
 
 
+def pool(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several rounds' samples together (per-decision lists joined, per-round figures
+    listed)."""
+    pooled: dict[str, Any] = {}
+    for got in rounds:
+        for key, value in got.items():
+            if isinstance(value, list):
+                pooled.setdefault(key, []).extend(value)
+            else:
+                pooled.setdefault(key, []).append(value)
+    return pooled
+
+
 async def main_async(rounds: int, matches: int, pages: int) -> None:
-    keys = ("overhead", "latency", "wall", "trio_cpu", "cpu", "page_cpu")
-    pooled: dict[str, dict[str, Any]] = {
-        c: {**{k: [] for k in keys}, "decisions": 0, "faults": 0} for c in ("none", "pages")
-    }
+    runs: dict[str, list[dict[str, Any]]] = {"none": [], "pages": []}
     loads = [os.getloadavg()[0]]
     with TemporaryDirectory() as folder, Spawner() as spawner:
         async with open_arena_server(
@@ -152,28 +162,35 @@ async def main_async(rounds: int, matches: int, pages: int) -> None:
                     got = await one_round(
                         server, spawner, matches, pages if condition == "pages" else 0
                     )
-                    p = pooled[condition]
-                    for k in keys:
-                        p[k] += got[k] if isinstance(got[k], list) else [got[k]]
-                    p["decisions"] += got["decisions"]
-                    p["faults"] += got["faults"]
+                    runs[condition].append(got)
                 loads.append(os.getloadavg()[0])
     print(f"{matches} concurrent matches a round, {rounds} rounds a condition (interleaved), "
           f"{pages} page(s) on each match in 'pages', records on")  # fmt: skip
     print(f"load average (1 min) over the run: {min(loads):.1f}-{max(loads):.1f}")
     print(f"{'':7}{'decisions':>10}" + "".join(f"{t:>10}" for t, _ in COLUMNS) + f"{'faults':>8}")
     rows = {}
-    for condition, p in pooled.items():
+    for condition, got in runs.items():
+        p = pool(got)
         rows[condition] = [f(p) * 1e6 for _, f in COLUMNS]
-        print(f"{condition:7}{p['decisions']:>10}"
-              + "".join(f"{x:>8.0f}µs" for x in rows[condition]) + f"{p['faults']:>8}")  # fmt: skip
+        print(f"{condition:7}{sum(p['decisions']):>10}"
+              + "".join(f"{x:>8.0f}µs" for x in rows[condition])
+              + f"{sum(p['faults']):>8}")  # fmt: skip
     ratio = [b / a if a else float("nan") for a, b in zip(rows["none"], rows["pages"], strict=True)]
     print(f"{'ratio':7}{'':>10}" + "".join(f"{x:>9.2f}×" for x in ratio[:-1]))
+    # each round's pages/none ratio, with the none round run just before or after it:
+    # the median of those is less swayed by the machine's load drifting during the run
+    paired = [
+        statistics.median(
+            f(pool([b])) / f(pool([a])) for a, b in zip(runs["none"], runs["pages"], strict=True)
+        )
+        for _, f in COLUMNS[:-1]
+    ]
+    print(f"{'paired':7}{'':>10}" + "".join(f"{x:>9.2f}×" for x in paired))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=6, help="rounds per condition")
+    parser.add_argument("--rounds", type=int, default=8, help="rounds per condition")
     parser.add_argument("--matches", type=int, default=4, help="concurrent matches per round")
     parser.add_argument("--pages", type=int, default=1, help="pages open on each match")
     parser.add_argument("--quick", action="store_true", help="1 round of 2 matches")

@@ -27,6 +27,7 @@ from prometheus_client.core import (
     Metric,
 )
 from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 from arena.game import Recorder
 from arena.server.host import HostedMatch, MatchHost, MatchState, RecorderFactory
@@ -56,7 +57,8 @@ class Tally:
 
     def family(self) -> HistogramMetricFamily:
         cumulative, buckets = 0, []
-        for bound, count in zip([*map(str, self.bounds), "+Inf"], self.counts, strict=True):
+        bounds = [*map(floatToGoString, self.bounds), "+Inf"]
+        for bound, count in zip(bounds, self.counts, strict=True):
             cumulative += count
             buckets.append((bound, cumulative))
         return HistogramMetricFamily(self.name, self.text, buckets=buckets, sum_value=self.sum)

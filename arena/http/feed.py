@@ -41,6 +41,7 @@ COALESCE = 0.1  # seconds of events gathered into one write, at least (a person 
 # every page writes less often (64 pages: every 0.32 s) instead of the referee slowing.
 WRITES_PER_SECOND = 200
 STATUS_EVERY = 0.5  # seconds between two status messages (time banks, faults)
+STATUS_IDLE = 2.0  # seconds without events after which a status is sent anyway
 END = "event: end\ndata: {}\n\n"
 
 Batch = list[tuple[int, Event]] | None
@@ -98,7 +99,8 @@ class PageFeed:
         with self._scope:
             try:
                 while not self.ended:
-                    await self._news.wait()
+                    with trio.move_on_after(STATUS_IDLE):  # no event: still a status
+                        await self._news.wait()
                     await trio.sleep(max(COALESCE, self.feeds.open / WRITES_PER_SECOND))
                     self._news = trio.Event()
                     batches, self._pending = self._pending, []

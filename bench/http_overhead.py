@@ -1,21 +1,29 @@
 """The server's per-decision overhead with a live page open on every match, vs none.
 
 One server (the trio referee + gRPC thread + the HTTP side, as ``arena serve --http``,
-records written) plays rounds of ``--matches`` concurrent matches; every seat is played
-by ``bench/bots/fallback_bot.py`` (answers at once), so the referee's own time dominates.
-Rounds alternate between **none** (no page) and **pages** (one client per match reading
-its ``/matches/ID/events`` stream to the end, in a separate process, as a browser tab
-would), so load from elsewhere on the machine falls on both alike. Per condition:
+records written) plays rounds of ``--matches`` concurrent one-deal matches; every seat
+is played by ``bench/bots/fallback_bot.py`` (answers at once), so the referee's own time
+dominates. Rounds alternate between **none** (no page) and **pages** (``--pages``
+clients per match reading its ``/matches/ID/events`` stream to the end, in a separate
+process, in big reads as a browser does), so load from elsewhere on the machine falls on
+both alike. Per condition:
 
-- *overhead*: the referee's time from an answer read to the next request sent (judge,
-  apply, record, tell the watchers, build the request), from the records' answer lines
-  (the referee's clock) — what feeds ``arena_referee_overhead_seconds``;
-- *latency*: request sent → answer read, as the referee measures it (bot + network +
+- *ovh p50/p90/mean*: the referee's time from an answer read to the next request sent
+  (judge, apply, record, tell the watchers, build the request), from the records' answer
+  lines (the referee's clock) — what feeds ``arena_referee_overhead_seconds``;
+- *lat p50*: request sent → answer read, as the referee measures it (bot + network +
   the server's loop being busy with something else, e.g. an event stream);
-- *wall/decision*: each match's wall time over its decisions.
+- *wall/dec*: each match's wall time over its decisions (median of the rounds);
+- *trio cpu*, *srv cpu*: CPU time per decision of the trio thread (referee + HTTP side)
+  and of the whole server process (+ the gRPC thread), which load from other processes
+  sways far less than wall-clock figures; *page cpu*: the page client's.
 
-    .venv/bin/python bench/http_overhead.py            # ~1 minute
-    .venv/bin/python bench/http_overhead.py --quick    # a smoke run
+``ratio`` compares the pooled figures; ``paired`` is the median over rounds of each
+round's ratio to the other condition's round run just before or after it.
+
+    .venv/bin/python bench/http_overhead.py              # ~1.5 minutes on a quiet machine
+    .venv/bin/python bench/http_overhead.py --pages 64   # the most a match allows
+    .venv/bin/python bench/http_overhead.py --quick      # a smoke run
 
 Read the ratios within one run (2 shared cores: absolute numbers are noisy).
 """

@@ -42,7 +42,7 @@ COALESCE = 0.1  # seconds of events gathered into one write, at least (a person 
 WRITES_PER_SECOND = 200
 STATUS_EVERY = 0.5  # seconds between two status messages (time banks, faults)
 STATUS_IDLE = 2.0  # seconds without events after which a status is sent anyway
-END = "event: end\ndata: {}\n\n"
+END = b"event: end\ndata: {}\n\n"
 
 Batch = list[tuple[int, Event]] | None
 Status = Callable[[HostedMatch, SpectatorDelay], str]
@@ -67,8 +67,8 @@ class PageFeed:
         self.feeds = feeds
         self.delay = delay
         self.indices: list[int] = []
-        self.texts: list[str] = []
-        self.status = ""
+        self.texts: list[bytes] = []
+        self.status = b""
         self.status_count = 0  # status messages made so far (pages send the newest)
         self.ended = False
         self.pages = 0
@@ -80,6 +80,8 @@ class PageFeed:
         self._status_at = -1e9
         self._key = 0
         self._scope = trio.CancelScope()
+        self._chunk_key = (-1, -1, -1)
+        self._chunk = b""
 
     def forward(self, batch: Batch) -> None:
         """The host's callback, run inside the referee's step: keep, wake the pump."""
@@ -89,6 +91,16 @@ class PageFeed:
     def since(self, start: int) -> int:
         """The log position of the first event with index ``start`` or later."""
         return bisect.bisect_left(self.indices, start)
+
+    def chunk(self, at: int, status: bool) -> bytes:
+        """The log from position ``at`` (and the status if ``status``), as one bytes
+        object; the last one asked is kept, since every page that is up to date asks
+        for the same."""
+        key = (at, len(self.texts), self.status_count if status else -1)
+        if key != self._chunk_key:
+            self._chunk = b"".join(self.texts[at:]) + (self.status if status else b"")
+            self._chunk_key = key
+        return self._chunk
 
     async def changed(self) -> None:
         """Wait for the pump's next write (new events, a status, or the end)."""
@@ -124,10 +136,10 @@ class PageFeed:
         for index, event in released:
             data = json.dumps(event.to_dict(), separators=(",", ":"))
             self.indices.append(index)
-            self.texts.append(f"id: {index}\ndata: {data}\n\n")
+            self.texts.append(f"id: {index}\ndata: {data}\n\n".encode())
         now = trio.current_time()
         if self.ended or now - self._status_at >= STATUS_EVERY:
-            self.status = self._status(self.hosted, self.delay)
+            self.status = self._status(self.hosted, self.delay).encode()
             self.status_count += 1
             self._status_at = now
         self._tick.set()
@@ -199,23 +211,20 @@ class PageFeeds:
                 del self.feeds[(feed.hosted.id, feed.delay)]
 
 
-async def follow(feed: PageFeed, start: int) -> AsyncGenerator[str, None]:
+async def follow(feed: PageFeed, start: int) -> AsyncGenerator[bytes, None]:
     """One page's stream: the log from event ``start`` on, then each new write; ``end``.
 
-    Each write is a slice of the shared log joined, plus the newest status if it
-    changed: nothing is encoded per page and nothing is queued per page."""
+    Each write is a slice of the shared log, plus the newest status if it changed: pages
+    that are up to date get the same bytes object (:meth:`PageFeed.chunk`), so nothing
+    is encoded, joined or queued per page."""
     at = feed.since(start)
-    sent_status = feed.status_count
-    yield "retry: 2000\n" + "".join(feed.texts[at:]) + feed.status
-    at = len(feed.texts)
+    yield b"retry: 2000\n" + feed.chunk(at, True)
+    at, sent_status = len(feed.texts), feed.status_count
     while True:
         if at == len(feed.texts) and sent_status == feed.status_count and not feed.ended:
             await feed.changed()
-        chunk = "".join(feed.texts[at:])
-        at = len(feed.texts)
-        if sent_status != feed.status_count:
-            chunk += feed.status
-            sent_status = feed.status_count
+        chunk = feed.chunk(at, sent_status != feed.status_count)
+        at, sent_status = len(feed.texts), feed.status_count
         if feed.ended:
             yield chunk + END
             return
@@ -257,7 +266,7 @@ class EventStream(Response):
                 nursery.start_soon(_cancel_when_gone, receive, nursery.cancel_scope)
                 async with aclosing(follow(feed, self.start)) as chunks:
                     async for chunk in chunks:
-                        await send({"type": "http.response.body", "body": chunk.encode(),
+                        await send({"type": "http.response.body", "body": chunk,
                                     "more_body": True})  # fmt: skip
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 nursery.cancel_scope.cancel()

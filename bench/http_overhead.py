@@ -37,7 +37,7 @@ import sys
 import time
 from pathlib import Path
 from tempfile import TemporaryDirectory
-from typing import Any
+from typing import Any, ClassVar
 
 import trio
 
@@ -46,6 +46,7 @@ from remote_kit import BOT, Spawner  # bench/remote_kit.py
 
 from arena.cli.logs import configure_logging
 from arena.records import read_record
+from arena.referee import Referee
 from arena.rules import RuleSet
 from arena.server.app import open_arena_server
 from arena.server.host import MatchSpec
@@ -90,6 +91,41 @@ def overheads(path: str) -> list[float]:
     return out
 
 
+class StepCpu:
+    """The trio thread's CPU time over the same interval as *overhead* (an answer read →
+    the next request sent), which no other task can enter: the referee runs it without
+    a checkpoint. Wall time there also counts the thread being preempted (other
+    processes, the GIL taken by the gRPC thread), which a loaded machine makes most of
+    the noise; CPU time does not. Measured by wrapping ``Referee._ask`` (an answer is
+    back) and ``Referee._step`` (the next request is about to be built), a bench-only
+    probe: if the referee's internals change it says so and the column stays empty."""
+
+    samples: ClassVar[list[float]] = []
+
+    @classmethod
+    def install(cls) -> bool:
+        ask, step = getattr(Referee, "_ask", None), getattr(Referee, "_step", None)
+        if ask is None or step is None:
+            print("StepCpu: Referee._ask/_step are gone; no 'ovh cpu' column")
+            return False
+        answered: dict[int, float] = {}
+
+        async def timed_ask(self: Referee, *args: Any) -> Any:
+            outcome = await ask(self, *args)
+            answered[id(self)] = time.thread_time()
+            return outcome
+
+        async def timed_step(self: Referee) -> None:
+            at = answered.pop(id(self), None)
+            if at is not None:
+                cls.samples.append(time.thread_time() - at)
+            await step(self)
+
+        Referee._ask = timed_ask  # type: ignore[method-assign,assignment]
+        Referee._step = timed_step  # type: ignore[method-assign]
+        return True
+
+
 async def one_round(server: Any, spawner: Spawner, matches: int, pages: int) -> dict[str, Any]:
     """One round of ``matches`` concurrent one-deal matches, ``pages`` readers on each."""
     host = server.host
@@ -104,6 +140,7 @@ async def one_round(server: Any, spawner: Spawner, matches: int, pages: int) -> 
         )
         await trio.sleep(0.3 + pages * matches * 0.002)  # the streams are open first
     tokens = "\n".join(t for h in hosted for t in h.tokens if t) + "\n"
+    StepCpu.samples = []
     started, trio_cpu, cpu = time.perf_counter(), time.thread_time(), time.process_time()
     bots = spawner.spawn(
         [sys.executable, str(BOT), "--server", server.target, "--tokens-file", "-"], stdin=tokens
@@ -117,6 +154,7 @@ async def one_round(server: Any, spawner: Spawner, matches: int, pages: int) -> 
     decisions = sum(h.referee.decisions for h in hosted)
     return {
         "overhead": [x for h in hosted for x in overheads(h.record)],
+        "step_cpu": StepCpu.samples,
         "latency": [x for h in hosted for seat in h.referee.latencies for x in seat],
         "wall": wall / max(1, decisions) * matches,
         "trio_cpu": trio_cpu / max(1, decisions),
@@ -136,6 +174,7 @@ COLUMNS = (  # (title, figure of a condition's pooled samples), all in µs
     ("ovh p50", lambda p: pct(p["overhead"], 0.5)),
     ("p90", lambda p: pct(p["overhead"], 0.9)),
     ("mean", lambda p: statistics.fmean(p["overhead"])),
+    ("ovh cpu", lambda p: pct(p["step_cpu"], 0.5)),
     ("lat p50", lambda p: pct(p["latency"], 0.5)),
     ("wall/dec", lambda p: statistics.median(p["wall"])),
     ("trio cpu", lambda p: statistics.median(p["trio_cpu"])),
@@ -177,12 +216,12 @@ async def main_async(rounds: int, matches: int, pages: int) -> None:
     print(f"load average (1 min) over the run: {min(loads):.1f}-{max(loads):.1f}")
     print(f"{'':7}{'decisions':>10}" + "".join(f"{t:>10}" for t, _ in COLUMNS) + f"{'faults':>8}")
     rows = {}
-    for condition, got in runs.items():
-        p = pool(got)
-        rows[condition] = [f(p) * 1e6 for _, f in COLUMNS]
-        print(f"{condition:7}{sum(p['decisions']):>10}"
+    for condition, rounds_of in runs.items():
+        pooled = pool(rounds_of)
+        rows[condition] = [f(pooled) * 1e6 for _, f in COLUMNS]
+        print(f"{condition:7}{sum(pooled['decisions']):>10}"
               + "".join(f"{x:>8.0f}µs" for x in rows[condition])
-              + f"{sum(p['faults']):>8}")  # fmt: skip
+              + f"{sum(pooled['faults']):>8}")  # fmt: skip
     ratio = [b / a if a else float("nan") for a, b in zip(rows["none"], rows["pages"], strict=True)]
     print(f"{'ratio':7}{'':>10}" + "".join(f"{x:>9.2f}×" for x in ratio[:-1]))
     # each round's pages/none ratio, with the none round run just before or after it:
@@ -206,6 +245,7 @@ def main() -> None:
     if args.quick:
         args.rounds, args.matches = 1, 2
     configure_logging("warning", False)
+    StepCpu.install()
     trio.run(main_async, args.rounds, args.matches, args.pages)
 
 

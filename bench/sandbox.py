@@ -80,7 +80,7 @@ def main() -> int:
     out = Path(os.environ.get("TMPDIR", "/tmp")) / f"arena-bench-sandbox-{os.getpid()}"
     print(f"load average before: {os.getloadavg()[0]:.2f}")
     for r in range(args.rounds):
-        for sandboxed in (False, True) if r % 2 == 0 else (True, False):
+        for sandboxed in ((False, True) if r % 2 == 0 else (True, False)):
             spec = MatchSpec(
                 rules=RuleSet.from_mapping({"deals": args.deals}),
                 seed=r + 1,

@@ -88,7 +88,7 @@ def test_hostile_bots_in_arena_match_leave_records_that_verify(tmp_path: Path) -
 
 
 def test_a_killed_server_resumes_a_match_with_charged_faults(tmp_path: Path) -> None:
-    options = ("--log-json", "--open")
+    options = ("--log-json", "--open", "--workers", "1")
     server = start_serve(tmp_path, *options)
     bots = []
     try:

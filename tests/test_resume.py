@@ -25,7 +25,8 @@ from servekit import (
 from arena.records import read_record
 
 pytestmark = pytest.mark.slow
-OPTIONS = ("--log-json", "--open")
+# one process, not a front and workers: the kill -9 hits the referee itself
+OPTIONS = ("--log-json", "--open", "--workers", "1")
 
 
 def test_a_killed_server_resumes_the_match_and_the_record_verifies(tmp_path: Path) -> None:

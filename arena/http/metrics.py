@@ -30,7 +30,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 from arena.game import Recorder
-from arena.server.host import HostedMatch, MatchHost, MatchState, RecorderFactory
+from arena.server import HostedMatch, MatchHost, MatchState, RecorderFactory
 
 # no *_created series: they say nothing a dashboard needs
 disable_created_metrics()  # type: ignore[no-untyped-call]

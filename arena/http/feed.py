@@ -30,9 +30,7 @@ from starlette.types import Receive, Scope, Send
 
 from arena.game import Event
 from arena.http.metrics import ArenaMetrics
-from arena.server.host import HostedMatch, MatchHost
-from arena.server.limits import LimitExceeded
-from arena.server.spectate import DelayedFeed, SpectatorDelay
+from arena.server import DelayedFeed, HostedMatch, LimitExceeded, MatchHost, SpectatorDelay
 
 log = structlog.get_logger()
 COALESCE = 0.1  # seconds of events gathered into one write, at least (a person cannot tell)

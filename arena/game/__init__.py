@@ -3,7 +3,9 @@
 No trio, no gRPC, no clocks, no randomness: a seed and the answers fix the match.
 """
 
+from arena.game.control import FaultPolicy, PolicyKind, TimeControl
 from arena.game.deal import DealMachine, Phase
+from arena.game.domain import FaultKind, Termination
 from arena.game.events import (
     EVENTS,
     PASS,
@@ -70,6 +72,8 @@ __all__ = [
     "Event",
     "EventSink",
     "FallbackBasis",
+    "FaultKind",
+    "FaultPolicy",
     "FaultNote",
     "Kind",
     "KittyBuried",
@@ -79,6 +83,7 @@ __all__ = [
     "MatchSetup",
     "PenaltyApplied",
     "Phase",
+    "PolicyKind",
     "RecordFeed",
     "Recorder",
     "Redealt",
@@ -86,8 +91,10 @@ __all__ = [
     "SeatFeed",
     "SeatView",
     "SelfplayStats",
+    "Termination",
     "ThrowFailed",
     "TrickView",
+    "TimeControl",
     "TrickWon",
     "TrumpDeclared",
     "check_cards",

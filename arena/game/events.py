@@ -11,7 +11,7 @@ import dataclasses
 import enum
 from typing import Any, ClassVar
 
-from arena.rules import Card, Rank
+from arena.rules import Card, Rank, team_of  # noqa: F401 - re-exported by arena.game
 
 
 class Kind(enum.Enum):
@@ -236,8 +236,3 @@ def landed(events: list[Event], sent: Action) -> Action:
         if isinstance(event, ThrowFailed):
             return event.played
     return sent
-
-
-def team_of(seat: int) -> int:
-    """Seats 0+2 are team 0, seats 1+3 team 1."""
-    return seat % 2

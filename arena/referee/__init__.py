@@ -1,6 +1,6 @@
 """The referee: one synchronous core (policy, record) and its trio wrapper (deadlines)."""
 
-from arena.referee.control import FaultPolicy, PolicyKind, TimeControl
+from arena.game import FaultPolicy, PolicyKind, TimeControl
 from arena.referee.core import Answerer, Ask, Outcome, RefereeCore, Tally, play
 from arena.referee.faults import BotError, BotGone, Fault, FaultKind, SeatVerdict
 from arena.referee.referee import MatchReport, Referee, RefereeStatistics

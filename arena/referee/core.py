@@ -33,7 +33,7 @@ from arena.game import (
     landed,
     team_of,
 )
-from arena.referee.control import FaultPolicy, PolicyKind, TimeControl
+from arena.game import FaultPolicy, PolicyKind, TimeControl
 from arena.referee.faults import BotError, Fault, FaultKind, SeatVerdict
 
 
@@ -103,10 +103,10 @@ class RefereeCore:
         self.policy = policy or FaultPolicy()
         self.match = MatchMachine(setup)
         self.feed = SeatFeed(self.match)
-        self.tally = Tally([self.tc.bank_ms / 1000] * 4)
+        self.tally = Tally([self.tc.bank] * 4)
         self.recorder: Recorder | None = None
         self._record: RecordFeed | None = None
-        self._limit = (self.tc.decision_ms + self.tc.allowance_ms) / 1000
+        self._limit = self.tc.limit
 
     @property
     def finished(self) -> bool:
@@ -139,8 +139,7 @@ class RefereeCore:
         deadline) is a timeout, which empties it."""
         tally = self.tally
         seat = ask.seat
-        overrun = latency - ask.limit
-        bank = ask.bank - overrun if overrun > 0 else ask.bank
+        bank = self.tc.bank_after(ask.bank, latency)
         if error is None and (cut_short or bank < 0):
             sent, bank = None, 0.0
             error = BotError(

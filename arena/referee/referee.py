@@ -25,7 +25,7 @@ from arena.game import (
     Recorder,
     indexed_seat_events,
 )
-from arena.referee.control import FaultPolicy, TimeControl
+from arena.game import FaultPolicy, TimeControl
 from arena.referee.core import Ask, Outcome, RefereeCore
 from arena.referee.faults import BotError, Fault, SeatVerdict
 from arena.referee.seats import Seat

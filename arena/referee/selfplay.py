@@ -22,7 +22,7 @@ from arena.game import (
     check_cards,
     tally_events,
 )
-from arena.referee.control import FaultPolicy, TimeControl
+from arena.game import FaultPolicy, TimeControl
 from arena.referee.core import Answerer, Ask, RefereeCore, play
 from arena.referee.faults import BotError
 

@@ -36,6 +36,7 @@ from arena.rules.ruleset import (
     ThrowBeatenBy,
     ThrowPenalty,
 )
+from arena.rules.seats import SEATS, Seat, Side, other_team, team_of
 from arena.rules.score import ATTACKERS, DEALER, DealResult, advance, deal_result, kitty_bonus
 from arena.rules.trick import Leading, TrickResult, first_leading, next_leading, trick_winner
 from arena.rules.trump import TRUMP_LANE, CardOrder, Trump, card_order
@@ -47,6 +48,7 @@ __all__ = [
     "CARDS",
     "DEALER",
     "LEGAL",
+    "SEATS",
     "SMALL_JOKER",
     "SUITED_RANKS",
     "SUITS",
@@ -69,6 +71,8 @@ __all__ = [
     "NoBid",
     "Rank",
     "RuleSet",
+    "Seat",
+    "Side",
     "Suit",
     "ThrowBeatenBy",
     "ThrowPenalty",
@@ -103,7 +107,9 @@ __all__ = [
     "points",
     "pretty_cards",
     "shape_of",
+    "other_team",
     "strength",
+    "team_of",
     "throw_penalty",
     "trick_winner",
 ]

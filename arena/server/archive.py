@@ -79,10 +79,7 @@ def info_from_record(path: Path) -> pb.MatchInfo:
         info.match_id = header.match_id
         info.seat_names.extend(s.name for s in header.seats)
         info.rules.update(convert.rules_to_pb(header.rules))
-        tc = {k: int(v) for k, v in header.time_control.items() if isinstance(v, int | float)}
-        info.time_control.CopyFrom(pb.TimeControl(**{
-            k: v for k, v in tc.items() if k in pb.TimeControl.DESCRIPTOR.fields_by_name
-        }))  # fmt: skip
+        info.time_control.CopyFrom(convert.time_control_to_pb(header.time_control))
     if result is None:
         info.state = pb.FAILED
         info.error = "the record ends without a result (the server stopped during the match)"

@@ -25,7 +25,7 @@ from arena.errors import ArenaError, ProtocolError
 from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder
 from arena.records import read_record
 from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, Seat, TimeControl
-from arena.referee.resume import Restored, policy_of, restore, time_control_of
+from arena.referee.resume import Restored, restore
 from arena.rules import RuleSet
 from arena.server import convert, seating
 from arena.server.archive import live_info
@@ -174,8 +174,8 @@ class MatchHost:
         spec = MatchSpec(
             rules=header.rules,
             seed=header.seed,
-            time_control=time_control_of(header),
-            policy=policy_of(header),
+            time_control=header.time_control,
+            policy=header.policy,
             seat_names=tuple(seat.name for seat in header.seats),
             stacked={d: tuple(c) for d, c in header.stacked.items()},
         )

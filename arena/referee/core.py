@@ -23,18 +23,21 @@ from arena.errors import IllegalPlay
 from arena.game import (
     Action,
     Decision,
+    FaultKind,
+    FaultPolicy,
     Kind,
     MatchMachine,
     MatchSetup,
+    PolicyKind,
     Recorder,
     RecordFeed,
     Request,
     SeatFeed,
+    TimeControl,
     landed,
     team_of,
 )
-from arena.game import FaultPolicy, PolicyKind, TimeControl
-from arena.referee.faults import BotError, Fault, FaultKind, SeatVerdict
+from arena.referee.faults import BotError, Fault, SeatVerdict
 
 
 @dataclasses.dataclass(slots=True)

@@ -36,8 +36,8 @@ from arena.rules.ruleset import (
     ThrowBeatenBy,
     ThrowPenalty,
 )
-from arena.rules.seats import SEATS, Seat, Side, other_team, team_of
 from arena.rules.score import ATTACKERS, DEALER, DealResult, advance, deal_result, kitty_bonus
+from arena.rules.seats import SEATS, Seat, Side, other_team, team_of
 from arena.rules.trick import Leading, TrickResult, first_leading, next_leading, trick_winner
 from arena.rules.trump import TRUMP_LANE, CardOrder, Trump, card_order
 from arena.rules.units import THROW, Unit, arrange, decompose, shape_of
@@ -103,11 +103,11 @@ __all__ = [
     "lowest",
     "missing_from",
     "next_leading",
+    "other_team",
     "parse_cards",
     "points",
     "pretty_cards",
     "shape_of",
-    "other_team",
     "strength",
     "team_of",
     "throw_penalty",

@@ -6,7 +6,7 @@ No trio, no gRPC, no clocks, no randomness: a seed and the answers fix the match
 from arena.errors import StateError
 from arena.game.control import FaultPolicy, PolicyKind, TimeControl
 from arena.game.deal import DealMachine, Phase
-from arena.game.domain import FaultKind, Termination
+from arena.game.domain import FaultKind, Ruling, Termination
 from arena.game.events import (
     EVENTS,
     PASS,
@@ -89,6 +89,7 @@ __all__ = [
     "Recorder",
     "Redealt",
     "Request",
+    "Ruling",
     "SeatFeed",
     "SeatView",
     "SelfplayStats",

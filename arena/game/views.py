@@ -23,7 +23,7 @@ from arena.game.events import (
     jsonable,
 )
 from arena.game.match import MatchMachine
-from arena.rules import Bid, Card, Rank, Suit, Trump
+from arena.rules import Bid, Card, Rank, Seat, Suit, Trump, other_team
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -104,8 +104,8 @@ def seat_view(match: MatchMachine, seat: int) -> SeatView:
     hand = order.sort(list(deal.hands[seat])) if order else list(deal.hands[seat])
     faults = 0
     if deal.dealer is not None:
-        team = deal.dealer % 2
-        faults = deal.team_penalties[team] - deal.team_penalties[1 - team]
+        team = Seat(deal.dealer).team
+        faults = deal.team_penalties[team] - deal.team_penalties[other_team(team)]
     by_seat, sizes = deal.points_by_seat, [len(h) for h in deal.hands]
     return SeatView(
         seat=seat,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from arena.game import Termination
 from arena.records import read_record
+from arena.rules import team_of
 from arena.server import convert
 from arena.server.limits import is_match_id
 from arena.v1 import arena_pb2 as pb
@@ -96,7 +97,7 @@ def info_from_record(path: Path) -> pb.MatchInfo:
         penalties, counts = [0, 0], [0, 0, 0, 0]
         for fault in record.footer.faults:
             seat = int(fault.get("seat", 0)) % 4
-            penalties[seat % 2] += int(fault.get("penalty_points", 0))
+            penalties[team_of(seat)] += int(fault.get("penalty_points", 0))
             counts[seat] += 1
         info.result.fault_penalty_points[:] = penalties
         info.result.fault_counts[:] = counts

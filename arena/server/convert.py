@@ -13,7 +13,7 @@ from typing import Any
 
 from arena.game import Event, Kind, MatchEnded, Phase, Request, SeatView, TrickView
 from arena.referee import Fault, SeatVerdict, TimeControl
-from arena.rules import Card, Rank, RuleSet
+from arena.rules import Card, Rank, RuleSet, team_of
 from arena.server import event_table
 from arena.server.event_table import CARD_TO_PB as _CARD_TO_PB
 from arena.server.event_table import card_from_pb
@@ -179,7 +179,7 @@ def result_to_pb(result: MatchEnded, faults: Sequence[Fault] = ()) -> pb.MatchRe
     penalties = [0, 0]
     counts = [0, 0, 0, 0]
     for f in faults:
-        penalties[f.seat % 2] += f.penalty_points
+        penalties[team_of(f.seat)] += f.penalty_points
         counts[f.seat] += 1
     m = event_table.event_to_pb(result).match_ended.result
     m.fault_penalty_points.extend(penalties)

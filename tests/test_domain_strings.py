@@ -107,6 +107,33 @@ def test_the_check_catches_what_it_should(tmp_path: Path) -> None:
     assert len(strict) == 6  # also 'x' and 'unrelated'
 
 
+SEATISH = ("seat", "dealer", "leader", "winner", "first", "bidder", "me")
+"""Names that hold seats: their ``% 2`` / ``% 4`` is a :class:`~arena.rules.Seat`'s job."""
+
+
+def _seat_arithmetic(path: Path, name: str) -> Iterator[str]:
+    for node in ast.walk(ast.parse(path.read_text(), name)):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod)):
+            continue
+        if not (isinstance(node.right, ast.Constant) and node.right.value in (2, 4)):
+            continue
+        text = ast.unparse(node.left).lower()
+        if any(word in text for word in SEATISH):
+            yield f"{name}:{node.lineno}: {ast.unparse(node)}"
+
+
+def test_seat_arithmetic_lives_in_seat() -> None:
+    """``seat % 2`` is ``Seat(seat).team`` (or ``team_of``), ``(seat + 1) % 4`` is
+    ``Seat(seat).next``: one place knows how the table is laid out."""
+    found = [
+        line
+        for path in sorted(ROOT.rglob("*.py"))
+        if path.relative_to(ROOT).as_posix() not in ("rules/seats.py", "v1")
+        for line in _seat_arithmetic(path, f"arena/{path.relative_to(ROOT).as_posix()}")
+    ]
+    assert not found, "use arena.rules.Seat:\n" + "\n".join(found)
+
+
 def test_the_allowances_still_exist() -> None:
     """An allowance for a module that is gone (or moved) must go too."""
     for rel in TEXT:

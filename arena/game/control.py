@@ -50,7 +50,7 @@ class TimeControl:
     def bank_after(self, bank: float, latency: float) -> float:
         """The bank (s) left after a decision that took ``latency`` s with ``bank`` s
         left: time beyond :attr:`limit` comes from the bank. Below zero: a timeout."""
-        overrun = latency - self.limit
+        overrun = latency - (self.decision_ms + self.allowance_ms) / 1000  # beyond the limit
         return bank - overrun if overrun > 0 else bank
 
     def to_dict(self) -> dict[str, Any]:

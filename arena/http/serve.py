@@ -22,6 +22,6 @@ async def start_http(
     config.accesslog = None
     config.errorlog = logging.getLogger("arena.http")
     config.graceful_timeout = 1.0
-    app = build_app(host, access, metrics)
+    app = build_app(host, access, metrics, nursery)
     binds: list[str] = await nursery.start(serve, app, config)
     return binds[0]

@@ -8,6 +8,7 @@ line's bytes, and hence the footer's digest, depend only on its content.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import hashlib
 import json
 import types
@@ -17,7 +18,7 @@ from typing import Any, Final, TypeVar
 
 from arena import __version__
 from arena.errors import ArenaError, InvalidCards, InvalidRules
-from arena.game import EVENTS, Event, MatchSetup
+from arena.game import EVENTS, Event, FaultPolicy, MatchSetup, TimeControl
 from arena.rules import Card, Rank, RuleSet, codes, parse_cards
 
 T = TypeVar("T")
@@ -52,8 +53,9 @@ class RecordHeader:
     """The fixed roster of header keys (STYLE.md habit 13); line 0 of every record.
 
     ``rules``, ``seed`` and ``stacked`` fix the match (:attr:`setup`); the rest says who
-    played and under which clock. ``time_control`` and ``policy`` are the referee's
-    ``to_dict()`` values, kept as given.
+    played and under which clock: the referee's :class:`TimeControl` and
+    :class:`FaultPolicy`, read forgivingly (a key missing from an older record takes
+    the default).
     """
 
     match_id: str
@@ -61,8 +63,8 @@ class RecordHeader:
     seed: int
     seats: tuple[SeatRecord, ...]
     stacked: Mapping[int, tuple[Card, ...]] = dataclasses.field(default_factory=dict)
-    time_control: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    policy: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    time_control: TimeControl = dataclasses.field(default_factory=TimeControl)
+    policy: FaultPolicy = dataclasses.field(default_factory=FaultPolicy)
     arena_version: str = __version__
 
     def __post_init__(self) -> None:
@@ -75,13 +77,13 @@ class RecordHeader:
         match_id: str,
         setup: MatchSetup,
         seats: Sequence[SeatRecord],
-        time_control: Mapping[str, Any] | None = None,
-        policy: Mapping[str, Any] | None = None,
+        time_control: TimeControl | None = None,
+        policy: FaultPolicy | None = None,
     ) -> RecordHeader:
         stacked = {deal: tuple(cards) for deal, cards in setup.stacked.items()}
         return cls(
             match_id, setup.rules, setup.seed, tuple(seats), stacked,
-            dict(time_control or {}), dict(policy or {}),
+            time_control or TimeControl(), policy or FaultPolicy(),
         )  # fmt: skip
 
     @property
@@ -97,8 +99,8 @@ class RecordHeader:
             "rules": self.rules.to_mapping(),
             "seed": self.seed,
             "stacked": {str(deal): codes(cards) for deal, cards in sorted(self.stacked.items())},
-            "time_control": dict(self.time_control),
-            "policy": dict(self.policy),
+            "time_control": self.time_control.to_dict(),
+            "policy": self.policy.to_dict(),
             "seats": [seat.to_dict() for seat in self.seats],
         }
 
@@ -133,9 +135,23 @@ class RecordHeader:
             )
         return cls(
             need(data, "match_id", str), rules, need(data, "seed", int), tuple(seats), stacked,
-            need(data, "time_control", dict), need(data, "policy", dict),
+            _clock(need(data, "time_control", dict)), _policy(need(data, "policy", dict)),
             need(data, "arena_version", str),
         )  # fmt: skip
+
+
+def _clock(data: Mapping[str, Any]) -> TimeControl:
+    try:
+        return TimeControl.from_dict(data)
+    except InvalidRules as exc:
+        raise RecordError(str(exc)) from None
+
+
+def _policy(data: Mapping[str, Any]) -> FaultPolicy:
+    try:
+        return FaultPolicy.from_dict(data)
+    except InvalidRules as exc:
+        raise RecordError(str(exc)) from None
 
 
 # -- encoding ----------------------------------------------------------------------------
@@ -229,6 +245,8 @@ def _converter(hint: Any) -> Converter:
         return lambda v: Rank.parse(_str(v))
     if hint is int or hint is str:
         return _plain(hint)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):  # Side, Termination, Suit
+        return _member(hint)
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is tuple:
         items = [_converter(a) for a in args if a is not Ellipsis]
@@ -247,6 +265,17 @@ def _plain(kind: type) -> Converter:
         if not isinstance(v, kind) or isinstance(v, bool):
             raise ValueError(f"must be {_KIND_NAMES[kind]}, not {v!r}")
         return v
+
+    return convert
+
+
+def _member(kind: type[enum.Enum]) -> Converter:
+    def convert(v: Any) -> Any:
+        try:
+            return kind(_str(v))
+        except ValueError:
+            words = ", ".join(repr(m.value) for m in kind)
+            raise ValueError(f"must be one of {words}, not {v!r}") from None
 
     return convert
 

@@ -22,7 +22,7 @@ import structlog
 import trio
 
 from arena.errors import ArenaError
-from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder
+from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder, Termination
 from arena.records import read_record
 from arena.referee import (
     FaultKind,
@@ -33,8 +33,8 @@ from arena.referee import (
     Seat,
     TimeControl,
 )
-from arena.referee.resume import Restored, policy_of, restore, time_control_of
-from arena.rules import RuleSet
+from arena.referee.resume import Restored, restore
+from arena.rules import RuleSet, team_of
 from arena.server import seating
 from arena.server.limits import CheckBudget, Limits, LiveCount
 from arena.server.remote import RemoteSeat
@@ -181,8 +181,8 @@ class MatchHost:
         spec = MatchSpec(
             rules=header.rules,
             seed=header.seed,
-            time_control=time_control_of(header),
-            policy=policy_of(header),
+            time_control=header.time_control,
+            policy=header.policy,
             seat_names=tuple(seat.name for seat in header.seats),
             stacked={d: tuple(c) for d, c in header.stacked.items()},
         )
@@ -346,7 +346,7 @@ class MatchHost:
                     referee.feed.rewind(seat)
         hosted.watchers.follow(referee)
         if missing:  # a missing seat cannot win: its team forfeits, or nobody plays
-            teams = sorted({s % 2 for s in missing})
+            teams = sorted({team_of(s) for s in missing})
             reason = seating.missing_reason(hosted, missing, waited)
             if len(teams) == 1:
                 referee.end_before_start(teams[0], reason)
@@ -359,7 +359,7 @@ class MatchHost:
     async def _finish_cancelled(self, hosted: HostedMatch) -> None:
         start = hosted.spec.rules.start_level
         result = hosted.result or MatchEnded(
-            None, (start, start), 0, "cancelled", None, hosted.cancel_reason
+            None, (start, start), 0, Termination.CANCELLED, None, hosted.cancel_reason
         )
         with trio.move_on_after(2) as scope:
             scope.shield = True

@@ -199,7 +199,7 @@ def candidate_of(action: pb.Action) -> Candidate:
 
 
 def check_verdict_to_pb(verdict: CheckVerdict) -> pb.Verdict:
-    fault = convert.FAULT_TO_PB[verdict.fault.value] if verdict.fault else pb.FAULT_NONE
+    fault = convert.FAULT_TO_PB[verdict.fault] if verdict.fault else pb.FAULT_NONE
     return pb.Verdict(
         seq=verdict.seq,
         accepted=verdict.accepted,

@@ -90,7 +90,7 @@ class TurnChecker:
             lanes = [turn.order.is_trump(c) for c in turn.hand]
             level, suit = request.view.level, request.view.trump_suit
             assert lanes == [
-                c.is_joker or c.rank == level or (c.suit is not None and c.suit.value == suit)
+                c.is_joker or c.rank == level or (c.suit is not None and c.suit is suit)
                 for c in turn.hand
             ]
         self.checked[d.kind] += 1

@@ -1,0 +1,121 @@
+"""Typed models of JSON input, validated by msgspec, with errors a person can act on.
+
+Record lines (:mod:`arena.records.models`), judge questions (:mod:`arena.cli.judge`) and
+rule variants (:class:`~arena.rules.ruleset.RuleSet`) are all described as msgspec
+``Struct`` types or plain annotations and checked by :func:`convert`: msgspec does the
+checking (in C, the fastest of the libraries measured in ``bench/models.py``), and
+:class:`ModelError` says *where* and *what* in one place, so every caller words its
+message the same way. Cards and ranks convert from their codes through :func:`dec_hook`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final, TypeVar
+
+import msgspec
+
+from arena.rules.cards import Card, Rank
+
+T = TypeVar("T")
+
+EXPECTED: Final[dict[str, str]] = {
+    "int": "a whole number",
+    "str": "a string",
+    "object": "an object",
+    "array": "a list",
+    "float": "a number",
+    "bool": "true or false",
+    "null": "null",
+}
+"""msgspec's JSON type names, as the messages say them."""
+
+_AT: Final = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
+_MISSING: Final = re.compile(r"^Object missing required field `(?P<field>[^`]*)`$")
+_TYPE: Final = re.compile(r"^Expected `(?P<expected>[^`]*)`, got `(?P<got>[^`]*)`$")
+_VALUE: Final = re.compile(r"^Invalid (?:enum )?value (?P<value>.*)$")
+_STEP: Final = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+
+class ModelError(ValueError):
+    """One value that does not fit its model.
+
+    ``path`` names it (``"fault.kind"``, ``"cards[1]"``; ``""`` for the whole object);
+    ``problem`` is ``"missing"``, ``"type"`` (``expected`` says what it must be),
+    ``"value"`` (a value the field does not take) or ``"invalid"`` (``detail`` is the
+    check's own message, e.g. a bad card code); ``value`` is what was given, if any.
+    """
+
+    def __init__(
+        self, path: str, problem: str, expected: str = "", value: Any = None, detail: str = ""
+    ) -> None:
+        self.path, self.problem, self.expected = path, problem, expected
+        self.value, self.detail = value, detail
+        super().__init__(self.describe())
+
+    def describe(self, quote: bool = True) -> str:
+        """The standard wording: ``missing 'seat'``, ``'seat' must be a whole number: 'x'``."""
+        name = (repr(self.path) if quote else self.path) if self.path else "the value"
+        if self.problem == "missing":
+            return f"missing {name}"
+        if self.problem == "type":
+            return f"{name} must be {self.expected}: {self.value!r}"
+        if self.problem == "value":
+            return f"{name} does not take {self.value!r}"
+        return f"{self.path}: {self.detail}" if self.path else self.detail
+
+
+def dec_hook(kind: type, value: Any) -> Any:
+    """Cards and ranks from their codes (``"TS"``, ``"T"``); anything else is not ours."""
+    if kind is Card:
+        if not isinstance(value, str):
+            raise TypeError(f"must be a card code, not {value!r}")
+        return Card.parse(value)
+    if kind is Rank:
+        if not isinstance(value, str | int) or isinstance(value, bool):
+            raise TypeError(f'must be a rank like "2" or "T", not {value!r}')
+        return Rank.parse(str(value))
+    raise NotImplementedError(f"no model conversion for {kind!r}")
+
+
+def convert(data: Any, model: type[T] | Any, *, strict: bool = True) -> T:
+    """``data`` (decoded JSON) as a ``model`` value.
+
+    Raises:
+        ModelError: naming the first value that does not fit.
+    """
+    try:
+        result: T = msgspec.convert(data, model, strict=strict, dec_hook=dec_hook)
+    except msgspec.ValidationError as exc:
+        raise model_error(exc, data) from None
+    return result
+
+
+def model_error(exc: msgspec.ValidationError, data: Any) -> ModelError:
+    """msgspec's message, parsed into a :class:`ModelError` (the value looked up in ``data``)."""
+    found = _AT.match(str(exc))
+    message, path = (found["message"], found["path"] or "") if found else (str(exc), "")
+    path = path.removeprefix(".")
+    missing = _MISSING.match(message)
+    if missing:
+        return ModelError(f"{path}.{missing['field']}" if path else missing["field"], "missing")
+    value = _lookup(data, path)
+    typed = _TYPE.match(message)
+    if typed:
+        expected = " or ".join(
+            EXPECTED.get(name, name) for name in typed["expected"].split(" | ")
+        )
+        return ModelError(path, "type", expected, value)
+    if _VALUE.match(message):
+        return ModelError(path, "value", value=value)
+    return ModelError(path, "invalid", value=value, detail=message)
+
+
+def _lookup(data: Any, path: str) -> Any:
+    for key, index in _STEP.findall(f".{path}" if path else ""):
+        try:
+            data = data[int(index)] if index else data[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+

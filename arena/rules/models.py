@@ -5,7 +5,7 @@ rule variants (:class:`~arena.rules.ruleset.RuleSet`) are all described as msgsp
 ``Struct`` types or plain annotations and checked by :func:`convert`: msgspec does the
 checking (in C, the fastest of the libraries measured in ``bench/models.py``), and
 :class:`ModelError` says *where* and *what* in one place, so every caller words its
-message the same way. Cards and ranks convert from their codes through :func:`dec_hook`.
+message the same way. Cards convert from their codes through :func:`dec_hook`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
-from arena.rules.cards import Card, Rank
+from arena.rules.cards import Card
 
 T = TypeVar("T")
 
@@ -66,15 +66,12 @@ class ModelError(ValueError):
 
 
 def dec_hook(kind: type, value: Any) -> Any:
-    """Cards and ranks from their codes (``"TS"``, ``"T"``); anything else is not ours."""
+    """Cards from their codes (``"TS"``). Not ranks: ``Rank`` is an ``IntEnum``, which
+    msgspec reads as its number; a rank field is its code (``str``), parsed after."""
     if kind is Card:
         if not isinstance(value, str):
             raise TypeError(f"must be a card code, not {value!r}")
         return Card.parse(value)
-    if kind is Rank:
-        if not isinstance(value, str | int) or isinstance(value, bool):
-            raise TypeError(f'must be a rank like "2" or "T", not {value!r}')
-        return Rank.parse(str(value))
     raise NotImplementedError(f"no model conversion for {kind!r}")
 
 

@@ -10,6 +10,7 @@ question is a msgspec model (:class:`UnitsQ`, …) checked by
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Annotated, Any, Final, TypeVar
 
@@ -82,6 +83,17 @@ def answer_line(line: str) -> str:
         return _dump(answer(question))
     except (RecursionError, ValueError):  # an id the encoder cannot write back
         return _dump({"id": None, "error": "the question's id cannot be echoed as JSON"})
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "judge",
+        help="the rules oracle: JSON questions on stdin, one JSON answer per line",
+        description="Reads questions as JSON Lines on standard input and answers each on one "
+        'line (the format: ../shared/judge-format.md). Example:\n  echo \'{"id":1,"q":"result",'
+        '"attacker_points":85}\' | arena judge',
+    )
+    p.set_defaults(func=lambda args: run(sys.stdin, sys.stdout))
 
 
 def run(lines: Iterable[str], out: IO[str]) -> int:

@@ -6,6 +6,7 @@ columns are and cut nothing off, and ``serve`` keeps an explicit log level."""
 
 from __future__ import annotations
 
+import argparse
 import enum
 import json
 import os
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.cli.main import command_names
+from arena.cli.main import build_parser
 from arena.rules import RuleSet
 from arena.rules.ruleset import VARIANT_KEYS
 
@@ -183,6 +184,13 @@ def test_serve_keeps_an_explicit_log_level(tmp_path: Path) -> None:
     records = ("--records", str(tmp_path))
     assert '"event": "server_started"' in _serve_logs(*records)  # default: info
     assert "server_started" not in _serve_logs(*records, "--log-level", "warning")
+
+
+def command_names() -> list[str]:
+    """Every subcommand's name, as typed (``check-bot``), from the parser itself."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return list(sub.choices)
 
 
 def test_every_command_has_help_and_the_rule_variants_where_it_takes_rules() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import traceback
@@ -55,12 +54,6 @@ def build_parser() -> ArenaParser:
         command.register(sub)
     finish_commands(sub)
     return parser
-
-
-def command_names() -> list[str]:
-    """The subcommands' names, as typed (``check-bot``), in ``--help`` order."""
-    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    return list(sub.choices)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

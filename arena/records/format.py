@@ -140,13 +140,14 @@ def _header_model(data: Mapping[str, Any]) -> HeaderModel:
 def dump_line(obj: Mapping[str, Any]) -> bytes:
     """The one encoding of a line: compact JSON, UTF-8, keys in the given order, ``\\n``
     (:func:`arena.records.models.encode`)."""
-    return encode(dict(obj))
+    return encode(obj if isinstance(obj, dict) else dict(obj))
 
 
 # -- events from JSON --------------------------------------------------------------------
 
 EVENT_TYPES: Final[dict[str, type[Event]]] = {cls.type: cls for cls in EVENTS}
 """Every event a record may hold, by its ``type``."""
+
 
 def event_from_dict(data: Mapping[str, Any]) -> Event:
     """Rebuild an event from its ``to_dict()`` form (the event's dataclass is its model);

@@ -99,9 +99,7 @@ def model_error(exc: msgspec.ValidationError, data: Any) -> ModelError:
     value = _lookup(data, path)
     typed = _TYPE.match(message)
     if typed:
-        expected = " or ".join(
-            EXPECTED.get(name, name) for name in typed["expected"].split(" | ")
-        )
+        expected = " or ".join(EXPECTED.get(name, name) for name in typed["expected"].split(" | "))
         return ModelError(path, "type", expected, value)
     if _VALUE.match(message):
         return ModelError(path, "value", value=value)
@@ -115,4 +113,3 @@ def _lookup(data: Any, path: str) -> Any:
         except (KeyError, IndexError, TypeError):
             return None
     return data
-

@@ -27,6 +27,7 @@ from arena.game import (
     PenaltyApplied,
     Phase,
     SeatFeed,
+    Termination,
 )
 from arena.referee import play_match
 from arena.rules import CARDS, Card, Rank, RuleSet, is_bid_shape
@@ -351,7 +352,9 @@ def test_forfeit_ends_the_match() -> None:
     match = MatchMachine(MatchSetup(RuleSet(), 3))
     Script().run(match, until=lambda m: m.deal.phase is Phase.PLAYING)
     events = match.forfeit(1, "too many faults")
-    assert events == [MatchEnded(0, (Rank.TWO, Rank.TWO), 0, "forfeit", 1, "too many faults")]
+    assert events == [
+        MatchEnded(0, (Rank.TWO, Rank.TWO), 0, Termination.FORFEIT, 1, "too many faults")
+    ]
     assert match.finished and match.pending() == () and match.events[-1] == events[0]
     for verb in (lambda: match.answer(0, ()), lambda: match.forfeit(0, "again")):
         with pytest.raises(StateError):

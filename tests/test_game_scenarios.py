@@ -27,6 +27,7 @@ from arena.game import (
     MatchSetup,
     Phase,
     Redealt,
+    Termination,
     ThrowFailed,
     TrickWon,
     TrumpDeclared,
@@ -210,7 +211,7 @@ def test_three_redeals_then_the_first_seat_deals_and_the_kitty_decides() -> None
     assert [s.attempt for s in of_type(match.events, DealStarted)] == [0, 1, 2, 3]
     kitty = shuffled_deck(seed, 1, 3)[100:]
     (declared,) = of_type(match.events, TrumpDeclared)
-    suit = kitty[0].suit.value if kitty[0].suit else None
+    suit = kitty[0].suit
     assert (declared.source, declared.dealer, declared.bidder) == ("redeal_fallback", 3, None)
     assert (declared.suit, declared.revealed, declared.level) == (suit, (kitty[0],), Rank.TWO)
     assert match.deal.dealer == 3 and match.pending()[0] == Decision(3, Kind.BURY, count=8)
@@ -242,7 +243,7 @@ def test_no_bid_in_a_later_deal_the_kitty_decides(
     declared = of_type(match.events, TrumpDeclared)
     assert [d.source for d in declared] == ["bid", "kitty"]
     (first,) = of_type(match.events, DealEnded)[:1]
-    assert declared[1].suit == suit
+    assert declared[1].suit == (Suit(suit) if suit else None)
     assert declared[1].revealed == tuple(cards(shown))
     assert declared[1].dealer == first.next_dealer and declared[1].bidder is None
 
@@ -298,7 +299,9 @@ def test_keeping_the_deal_at_a_wins_the_match() -> None:
     match = forced_result(RuleSet.from_mapping({"start_level": "A"}), 11, 40)
     (ended,) = of_type(match.events, DealEnded)
     assert match.finished
-    assert match.result == MatchEnded(ended.dealer % 2, (Rank.ACE, Rank.ACE), 1, "level_a_kept")
+    assert match.result == MatchEnded(
+        ended.dealer % 2, (Rank.ACE, Rank.ACE), 1, Termination.LEVEL_A_KEPT
+    )
 
 
 def test_attackers_taking_over_at_a_must_defend_it_first() -> None:

@@ -183,8 +183,8 @@ async def _play_job(job: MatchJob, started: float) -> MatchSummary:
                 f"batch-{job.index}",
                 setup,
                 [SeatRecord(n, b.command) for n, b in zip(names, job.bots, strict=True)],
-                job.time_control.to_dict(),
-                job.policy.to_dict(),
+                job.time_control,
+                job.policy,
             )
             writer = RecordWriter.open(job.record, header, overwrite=True)
         referee = Referee(f"batch-{job.index}", setup, seats, job.time_control, job.policy, writer)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from arena.game.events import Action, Decision, Kind
-from arena.rules import Bid, Card, NoBid, Rank, RuleSet, Suit, legal_bids
+from arena.rules import Bid, Card, NoBid, Rank, RuleSet, Seat, Suit, legal_bids
 
 
 def bid_window(
@@ -48,7 +48,7 @@ def apply_window(
     """
     made: list[Bid] = []
     for i in range(4):
-        seat = (start + i) % 4
+        seat = Seat(start).after(i)
         cards = answers.get(seat)
         if cards and cards in legal_bids(level, seat, hands[seat], winning, rules):
             winning = Bid(seat, cards)

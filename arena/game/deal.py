@@ -36,7 +36,6 @@ from arena.game.events import (
     ThrowFailed,
     TrickWon,
     TrumpDeclared,
-    team_of,
 )
 from arena.game.fallback import FallbackBasis
 from arena.game.settle import settle_deal
@@ -48,6 +47,8 @@ from arena.rules import (
     Leading,
     Rank,
     RuleSet,
+    Seat,
+    Side,
     Trump,
     Unit,
     Verdict,
@@ -59,6 +60,7 @@ from arena.rules import (
     format_cards,
     missing_from,
     next_leading,
+    other_team,
 )
 
 
@@ -95,7 +97,7 @@ class DealMachine:
         self.attempt = attempt
         self.dealer = dealer
         self.levels = levels
-        self.level = levels[team_of(dealer)] if dealer is not None else rules.start_level
+        self.level = levels[Seat(dealer).team] if dealer is not None else rules.start_level
         self.first_seat = first_seat
         self.redeal_fallback = redeal_fallback
         self.deck = tuple(cards)
@@ -230,7 +232,7 @@ class DealMachine:
             self.dealt += 1
             base = (self.dealt - 1) * 4
             for i in range(4):
-                seat = (self.first_seat + i) % 4
+                seat = Seat(self.first_seat).after(i)
                 card = self.deck[base + i]
                 self.hands[seat].append(card)
                 self._emit(CardDealt(seat, card))
@@ -285,11 +287,7 @@ class DealMachine:
         self.trump = Trump(self.level, suit)
         self.order = card_order(self.trump, self.rules)
         bidder = self.winning.seat if self.winning else None
-        self._emit(
-            TrumpDeclared(
-                self.level, suit.value if suit else None, self.dealer, source, bidder, revealed
-            )
-        )
+        self._emit(TrumpDeclared(self.level, suit, self.dealer, source, bidder, revealed))
         dealer = self.dealer
         self.hands[dealer].extend(self.kitty)
         self._emit(KittyTaken(dealer, tuple(self.kitty)))
@@ -344,13 +342,13 @@ class DealMachine:
         self.plays.append((seat, landed))
         self._emit(CardsPlayed(seat, self.trick, landed))
         if len(self.plays) < 4:
-            nxt = (seat + 1) % 4
+            nxt = Seat(seat).next
             self._window = {nxt: Decision(nxt, Kind.PLAY, count=len(landed), lead=self.plays[0][1])}
             return
         winner = self.winning_seat
         won = sum(card.points for _, cards in self.plays for card in cards)
         self.points_by_seat[winner] += won
-        if team_of(winner) != team_of(self._dealer()):
+        if Seat(winner).side(self._dealer()) is Side.ATTACKERS:
             self.trick_points += won
         self._emit(TrickWon(self.trick, winner, won, self.trick_points))
         self.previous = (self.leader, self.plays, winner)
@@ -368,7 +366,7 @@ class DealMachine:
     @property
     def winning_seat(self) -> int:
         """The seat winning the trick in progress so far (the leader before any follow)."""
-        return (self.leader + self.leading.place) % 4 if self.plays else self.leader
+        return Seat(self.leader).after(self.leading.place) if self.plays else self.leader
 
     # -- the end of the deal (RULES.md §8) ----------------------------------------------
 
@@ -376,8 +374,8 @@ class DealMachine:
         self._window = {}
         self.phase = Phase.OVER
         dealer = self._dealer()
-        team = team_of(dealer)
-        faults = self.team_penalties[team] - self.team_penalties[1 - team]
+        team = Seat(dealer).team
+        faults = self.team_penalties[team] - self.team_penalties[other_team(team)]
         self.result, self.match_won = settle_deal(
             self.rules, self.deal, dealer, self.levels, self.trick_points, self.kitty,
             last_winner, last_units, self.throw_penalties, faults,

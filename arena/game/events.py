@@ -11,7 +11,8 @@ import dataclasses
 import enum
 from typing import Any, ClassVar
 
-from arena.rules import Card, Rank
+from arena.game.domain import Termination
+from arena.rules import SEATS, Card, Rank, Side, Suit, Trump
 
 
 class Kind(enum.Enum):
@@ -107,11 +108,15 @@ class Redealt(Event):
 class TrumpDeclared(Event):
     type: ClassVar[str] = "trump_declared"
     level: Rank
-    suit: str | None  # "S", "H", "C", "D", or None for no trump
+    suit: Suit | None  # None for no trump
     dealer: int
     source: str  # "bid", "kitty" (no bid: kitty cards revealed), "redeal_fallback"
     bidder: int | None
     revealed: tuple[Card, ...] = ()  # kitty cards shown to decide trump without a bid
+
+    @property
+    def trump(self) -> Trump:
+        return Trump(self.level, self.suit)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -182,7 +187,7 @@ class DealEnded(Event):
     kitty_bonus: int
     penalty_points: int  # failed-throw penalties: the attackers' change
     attacker_points: int  # the total that decides the result
-    winner: str  # "dealer" or "attackers"
+    winner: Side
     levels_gained: int
     levels: tuple[Rank, Rank]  # after the deal
     next_dealer: int
@@ -205,7 +210,7 @@ class DealRevealed(Event):
     ) -> DealRevealed:
         """The hands and kitty a deck in dealing order gave, dealt from ``first_seat``."""
         size = 4 * hand_size
-        hands = tuple(deck[(seat - first_seat) % 4 : size : 4] for seat in range(4))
+        hands = tuple(deck[seat.places_after(first_seat) : size : 4] for seat in SEATS)
         return cls(deal, hands, deck[size:])
 
 
@@ -215,7 +220,7 @@ class MatchEnded(Event):
     winner: int | None  # the winning team, None for a draw
     levels: tuple[Rank, Rank]
     deals: int
-    reason: str  # "level_a_kept", "passed_a", "deals_played", "forfeit", "cancelled"
+    reason: Termination
     forfeited: int | None = None  # the team that forfeited
     detail: str = ""  # why it was forfeited or cancelled
 
@@ -236,8 +241,3 @@ def landed(events: list[Event], sent: Action) -> Action:
         if isinstance(event, ThrowFailed):
             return event.played
     return sent
-
-
-def team_of(seat: int) -> int:
-    """Seats 0+2 are team 0, seats 1+3 team 1."""
-    return seat % 2

@@ -15,9 +15,10 @@ from collections.abc import Mapping, Sequence
 
 from arena.errors import StateError
 from arena.game.deal import DealMachine, Phase
-from arena.game.events import Action, DealRevealed, Decision, Event, MatchEnded, team_of
+from arena.game.domain import Termination
+from arena.game.events import Action, DealRevealed, Decision, Event, MatchEnded
 from arena.game.shuffle import first_seat, shuffled_deck
-from arena.rules import Card, Rank, RuleSet, Verdict
+from arena.rules import Card, Rank, RuleSet, Side, Verdict, other_team
 
 MAX_REDEALS = 3
 
@@ -86,11 +87,11 @@ class MatchMachine:
     def forfeit(self, team: int, reason: str) -> list[Event]:
         """End the match: ``team`` forfeits it (strict policy, or too many faults)."""
         self._live()
-        return self._end(1 - team, "forfeit", forfeited=team, detail=reason)
+        return self._end(other_team(team), Termination.FORFEIT, forfeited=team, detail=reason)
 
     def cancel(self, reason: str = "cancelled") -> list[Event]:
         self._live()
-        return self._end(None, "cancelled", detail=reason)
+        return self._end(None, Termination.CANCELLED, detail=reason)
 
     # -- internals -----------------------------------------------------------------------
 
@@ -136,24 +137,23 @@ class MatchMachine:
             size = self.rules.hand_size  # the deal is over: every hand as dealt is public
             self._absorb([DealRevealed.of_deck(deal.deal, deal.deck, deal.first_seat, size)])
             if deal.match_won:
-                team = (
-                    team_of(outcome.dealer)
-                    if outcome.winner == "dealer"
-                    else 1 - team_of(outcome.dealer)
-                )
-                kept_a = outcome.winner == "dealer" and deal.level is Rank.ACE
-                reason = "level_a_kept" if kept_a else "passed_a"
-                self._end(team, reason)
+                kept_a = outcome.winner is Side.DEALER and deal.level is Rank.ACE
+                reason = Termination.LEVEL_A_KEPT if kept_a else Termination.PASSED_A
+                self._end(outcome.winner.team(outcome.dealer), reason)
                 return
             if self.rules.deals is not None and self.deals_played >= self.rules.deals:
                 a, b = self.levels
-                self._end(0 if a > b else 1 if b > a else None, "deals_played")
+                self._end(0 if a > b else 1 if b > a else None, Termination.DEALS_PLAYED)
                 return
             self.dealer = outcome.next_dealer
             self.deal = self._new_deal(attempt=0)
 
     def _end(
-        self, winner: int | None, reason: str, forfeited: int | None = None, detail: str = ""
+        self,
+        winner: int | None,
+        reason: Termination,
+        forfeited: int | None = None,
+        detail: str = "",
     ) -> list[Event]:
         self.result = MatchEnded(winner, self.levels, self.deals_played, reason, forfeited, detail)
         return self._absorb([self.result])

@@ -23,7 +23,7 @@ from arena.game.events import (
     jsonable,
 )
 from arena.game.match import MatchMachine
-from arena.rules import Bid, Card, Rank
+from arena.rules import Bid, Card, Rank, Seat, Suit, Trump, other_team
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -40,11 +40,11 @@ class SeatView:
 
     seat: int
     deal: int
-    phase: str
+    phase: Phase
     hand: tuple[Card, ...]
     dealer: int | None
     level: Rank
-    trump_suit: str | None  # "S"/"H"/"C"/"D"; None for no trump or not yet declared
+    trump_suit: Suit | None  # None for no trump or not yet declared
     trump_declared: bool
     levels: tuple[Rank, Rank]
     bids: tuple[Bid, ...]
@@ -60,6 +60,11 @@ class SeatView:
     points_by_seat: tuple[int, int, int, int] = (0, 0, 0, 0)  # card points won in tricks
     hand_sizes: tuple[int, int, int, int] = (0, 0, 0, 0)  # cards each seat holds (public)
     first_seat: int = 0  # the seat dealt to first this deal
+
+    @property
+    def trump(self) -> Trump | None:
+        """The deal's trump once declared (``None`` before)."""
+        return Trump(self.level, self.trump_suit) if self.trump_declared else None
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: jsonable(_plain(getattr(self, f.name))) for f in dataclasses.fields(self)}
@@ -99,17 +104,17 @@ def seat_view(match: MatchMachine, seat: int) -> SeatView:
     hand = order.sort(list(deal.hands[seat])) if order else list(deal.hands[seat])
     faults = 0
     if deal.dealer is not None:
-        team = deal.dealer % 2
-        faults = deal.team_penalties[team] - deal.team_penalties[1 - team]
+        team = Seat(deal.dealer).team
+        faults = deal.team_penalties[team] - deal.team_penalties[other_team(team)]
     by_seat, sizes = deal.points_by_seat, [len(h) for h in deal.hands]
     return SeatView(
         seat=seat,
         deal=deal.deal,
-        phase=deal.phase.value,
+        phase=deal.phase,
         hand=tuple(hand),
         dealer=deal.dealer,
         level=deal.level,
-        trump_suit=deal.trump.suit.value if deal.trump and deal.trump.suit else None,
+        trump_suit=deal.trump.suit if deal.trump else None,
         trump_declared=deal.trump is not None,
         levels=match.levels,
         bids=tuple(deal.bids),

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from arena import __version__
 from arena.errors import ArenaError, InvalidCards, InvalidRules
-from arena.game import EVENTS, Event, MatchSetup
+from arena.game import EVENTS, Event, FaultPolicy, MatchSetup, TimeControl
 from arena.records.models import HeaderModel, encode
 from arena.rules import Card, Rank, RuleSet, codes
 from arena.rules.models import ModelError, convert
@@ -50,8 +50,9 @@ class RecordHeader:
     """The fixed roster of header keys (STYLE.md habit 13); line 0 of every record.
 
     ``rules``, ``seed`` and ``stacked`` fix the match (:attr:`setup`); the rest says who
-    played and under which clock. ``time_control`` and ``policy`` are the referee's
-    ``to_dict()`` values, kept as given.
+    played and under which clock: the referee's :class:`TimeControl` and
+    :class:`FaultPolicy`, read forgivingly (a key missing from an older record takes
+    the default).
     """
 
     match_id: str
@@ -59,8 +60,8 @@ class RecordHeader:
     seed: int
     seats: tuple[SeatRecord, ...]
     stacked: Mapping[int, tuple[Card, ...]] = dataclasses.field(default_factory=dict)
-    time_control: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    policy: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    time_control: TimeControl = dataclasses.field(default_factory=TimeControl)
+    policy: FaultPolicy = dataclasses.field(default_factory=FaultPolicy)
     arena_version: str = __version__
 
     def __post_init__(self) -> None:
@@ -73,13 +74,13 @@ class RecordHeader:
         match_id: str,
         setup: MatchSetup,
         seats: Sequence[SeatRecord],
-        time_control: Mapping[str, Any] | None = None,
-        policy: Mapping[str, Any] | None = None,
+        time_control: TimeControl | None = None,
+        policy: FaultPolicy | None = None,
     ) -> RecordHeader:
         stacked = {deal: tuple(cards) for deal, cards in setup.stacked.items()}
         return cls(
             match_id, setup.rules, setup.seed, tuple(seats), stacked,
-            dict(time_control or {}), dict(policy or {}),
+            time_control or TimeControl(), policy or FaultPolicy(),
         )  # fmt: skip
 
     @property
@@ -95,8 +96,8 @@ class RecordHeader:
             "rules": self.rules.to_mapping(),
             "seed": self.seed,
             "stacked": {str(deal): codes(cards) for deal, cards in sorted(self.stacked.items())},
-            "time_control": dict(self.time_control),
-            "policy": dict(self.policy),
+            "time_control": self.time_control.to_dict(),
+            "policy": self.policy.to_dict(),
             "seats": [seat.to_dict() for seat in self.seats],
         }
 
@@ -123,8 +124,9 @@ class RecordHeader:
                 raise RecordError(f"header stacked deck {deal}: {exc.describe()}") from None
         seats = tuple(SeatRecord(s.name, s.bot, s.version, s.token_sha256) for s in m.seats)
         return cls(
-            m.match_id, rules, m.seed, seats, stacked, m.time_control, m.policy, m.arena_version
-        )
+            m.match_id, rules, m.seed, seats, stacked, _clock(m.time_control),
+            _policy(m.policy), m.arena_version,
+        )  # fmt: skip
 
 
 def _header_model(data: Mapping[str, Any]) -> HeaderModel:
@@ -132,6 +134,20 @@ def _header_model(data: Mapping[str, Any]) -> HeaderModel:
         return convert(data, HeaderModel)
     except ModelError as exc:
         raise RecordError(exc.describe()) from None
+
+
+def _clock(data: Mapping[str, Any]) -> TimeControl:
+    try:
+        return TimeControl.from_dict(data)
+    except InvalidRules as exc:
+        raise RecordError(f"header time_control: {exc}") from None
+
+
+def _policy(data: Mapping[str, Any]) -> FaultPolicy:
+    try:
+        return FaultPolicy.from_dict(data)
+    except InvalidRules as exc:
+        raise RecordError(f"header policy: {exc}") from None
 
 
 # -- encoding ----------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from arena.game import Event, Kind, MatchEnded
+from arena.game import Event, FaultKind, Kind, MatchEnded, Ruling
 from arena.records.format import RecordError, RecordHeader, event_from_dict
 from arena.records.models import (
     MODELS,
@@ -57,17 +57,17 @@ class AnswerLine:
     played: tuple[Card, ...]
     requested_at_ms: float
     latency_ms: float
-    verdict: str  # "accepted", "fault", or "absent" (away, its disconnection charged)
-    fault_kind: str | None = None
+    verdict: Ruling
+    fault_kind: FaultKind | None = None
     fault_reason: str | None = None
 
     @property
     def fault(self) -> bool:
-        return self.verdict == "fault"
+        return self.verdict is Ruling.FAULT
 
     @property
     def absent(self) -> bool:
-        return self.verdict == "absent"
+        return self.verdict is Ruling.ABSENT
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -117,6 +117,8 @@ def _wording(exc: ModelError, d: Mapping[str, Any]) -> str:
         return f"answer kind {d['kind']!r} is not bid, bury or play"
     if exc.path == "verdict" and exc.problem in ("value", "type"):
         return f"verdict {d['verdict']!r} is not accepted, fault or absent"
+    if exc.path == "fault.kind" and exc.problem == "value":
+        return f"no fault {exc.value!r}"
     return exc.describe()
 
 
@@ -132,9 +134,12 @@ def _event(d: Mapping[str, Any], n: int) -> EventLine:
 
 def _answer(d: Mapping[str, Any], n: int) -> AnswerLine:
     m: AnswerModel = _model(d, "answer")
-    if (m.fault is None) == (m.verdict == "fault"):
+    if (m.fault is None) == (m.verdict is Ruling.FAULT):
         raise RecordError(f"a {m.verdict} answer {'with' if m.fault else 'without'} a fault")
-    fault_kind, fault_reason = (m.fault.kind, m.fault.reason) if m.fault else (None, None)
+    fault_kind: FaultKind | None = None
+    fault_reason: str | None = None
+    if m.fault is not None:
+        fault_kind, fault_reason = m.fault.kind, m.fault.reason
     return AnswerLine(
         n, m.seat, m.seq, m.kind, m.sent, m.played, m.requested_at_ms, m.latency_ms,
         m.verdict, fault_kind, fault_reason,

@@ -14,10 +14,8 @@ from typing import Any, Final, Literal
 
 import msgspec
 
-from arena.game import Kind
+from arena.game import FaultKind, Kind, Ruling
 from arena.rules import Card
-
-Verdict = Literal["accepted", "fault", "absent"]
 
 
 class Model(msgspec.Struct, frozen=True):
@@ -60,7 +58,7 @@ class EventModel(Model, frozen=True):
 
 
 class FaultModel(msgspec.Struct, frozen=True):
-    kind: str
+    kind: FaultKind
     reason: str
 
 
@@ -73,7 +71,7 @@ class AnswerModel(Model, frozen=True):
     played: tuple[Card, ...]
     requested_at_ms: float
     latency_ms: float
-    verdict: Verdict
+    verdict: Ruling
     fault: FaultModel | None
 
 
@@ -119,6 +117,8 @@ MODELS: Final[dict[str, type[Model]]] = {
 def _enc_hook(value: Any) -> Any:
     if isinstance(value, Card):
         return value.code
+    if isinstance(value, int):  # an int subclass: Seat
+        return int(value)
     raise NotImplementedError(f"no record encoding for {type(value).__name__}")
 
 

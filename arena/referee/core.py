@@ -23,18 +23,21 @@ from arena.errors import IllegalPlay
 from arena.game import (
     Action,
     Decision,
+    FaultKind,
+    FaultPolicy,
     Kind,
     MatchMachine,
     MatchSetup,
+    PolicyKind,
     Recorder,
     RecordFeed,
     Request,
     SeatFeed,
+    TimeControl,
     landed,
     team_of,
 )
-from arena.referee.control import FaultPolicy, PolicyKind, TimeControl
-from arena.referee.faults import BotError, Fault, FaultKind, SeatVerdict
+from arena.referee.faults import BotError, Fault, SeatVerdict
 
 
 @dataclasses.dataclass(slots=True)
@@ -103,10 +106,10 @@ class RefereeCore:
         self.policy = policy or FaultPolicy()
         self.match = MatchMachine(setup)
         self.feed = SeatFeed(self.match)
-        self.tally = Tally([self.tc.bank_ms / 1000] * 4)
+        self.tally = Tally([self.tc.bank] * 4)
         self.recorder: Recorder | None = None
         self._record: RecordFeed | None = None
-        self._limit = (self.tc.decision_ms + self.tc.allowance_ms) / 1000
+        self._limit = self.tc.limit
 
     @property
     def finished(self) -> bool:
@@ -139,8 +142,7 @@ class RefereeCore:
         deadline) is a timeout, which empties it."""
         tally = self.tally
         seat = ask.seat
-        overrun = latency - ask.limit
-        bank = ask.bank - overrun if overrun > 0 else ask.bank
+        bank = self.tc.bank_after(ask.bank, latency)
         if error is None and (cut_short or bank < 0):
             sent, bank = None, 0.0
             error = BotError(

@@ -3,27 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import enum
 from typing import Any
 
 from arena.errors import ArenaError
-from arena.game import Action
+from arena.game import Action, FaultKind
 from arena.rules import codes
 from arena.text import MAX_REASON, clip
-
-
-class FaultKind(enum.StrEnum):
-    TIMEOUT = "timeout"
-    ILLEGAL_ACTION = "illegal_action"
-    MALFORMED = "malformed"
-    UNKNOWN_SEQUENCE = "unknown_sequence"
-    DISCONNECTED = "disconnected"
-    # a sandboxed bot's process ended (arena.batch.sandbox judges why)
-    MEMORY_LIMIT = "memory_limit"
-    CPU_LIMIT = "cpu_limit"
-    OUTPUT_LIMIT = "output_limit"
-    PROCESS_LIMIT = "process_limit"
-    CRASHED = "crashed"
 
 
 class BotError(ArenaError):

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from arena.records import Record, RecordError, RecordHeader, reopen, verify
+from arena.game import FaultKind
+from arena.records import Record, RecordError, reopen, verify
 from arena.records.lines import AnswerLine, CancelLine, DeckLine, EventLine
-from arena.referee.control import FaultPolicy, TimeControl
 from arena.referee.core import RefereeCore
-from arena.referee.faults import BotError, BotGone, FaultKind
+from arena.referee.faults import BotError, BotGone
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,19 +44,6 @@ class Restored:
         return self.core
 
 
-def policy_of(header: RecordHeader) -> FaultPolicy:
-    p = header.policy
-    return FaultPolicy.parse(
-        str(p.get("kind", "lenient")),
-        int(p.get("penalty_points", 10)),
-        int(p.get("max_faults", 10)),
-    )
-
-
-def time_control_of(header: RecordHeader) -> TimeControl:
-    return TimeControl(**{k: int(float(v)) for k, v in header.time_control.items()})
-
-
 def restore(record: Record) -> Restored:
     """Rebuild the match of an incomplete record by running its answers through a core.
 
@@ -71,7 +58,7 @@ def restore(record: Record) -> Restored:
     check = verify(record)
     if check.line is not None and not check.message.startswith("incomplete"):
         raise RecordError(f"{record.path}: line {check.line}: {check.message}")
-    core = RefereeCore(header.setup, time_control_of(header), policy_of(header))
+    core = RefereeCore(header.setup, header.time_control, header.policy)
     lines = record.lines
     cut = max(
         (i for i, line in enumerate(lines) if isinstance(line.item, AnswerLine | CancelLine)),
@@ -110,14 +97,10 @@ def _answer(core: RefereeCore, item: AnswerLine, path: str) -> None:
     error: BotError | None = None
     if item.absent:
         error = BotGone("disconnected (still)", charge=False)
-    elif item.fault and item.fault_kind != FaultKind.ILLEGAL_ACTION.value:
-        try:
-            kind = FaultKind(item.fault_kind or "")
-        except ValueError:
-            raise RecordError(f"{path}: line {item.n}: no fault {item.fault_kind!r}") from None
-        error = BotError(kind, item.fault_reason or "")
+    elif item.fault_kind is not None and item.fault_kind is not FaultKind.ILLEGAL_ACTION:
+        error = BotError(item.fault_kind, item.fault_reason or "")
     sent = None if error is not None else item.sent
     core.apply(core.settle(ask, sent, error, item.latency_ms / 1000))
 
 
-__all__ = ["Restored", "policy_of", "restore", "time_control_of"]
+__all__ = ["Restored", "restore"]

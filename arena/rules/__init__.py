@@ -37,6 +37,7 @@ from arena.rules.ruleset import (
     ThrowPenalty,
 )
 from arena.rules.score import ATTACKERS, DEALER, DealResult, advance, deal_result, kitty_bonus
+from arena.rules.seats import SEATS, Seat, Side, other_team, team_of
 from arena.rules.trick import Leading, TrickResult, first_leading, next_leading, trick_winner
 from arena.rules.trump import TRUMP_LANE, CardOrder, Trump, card_order
 from arena.rules.units import THROW, Unit, arrange, decompose, shape_of
@@ -47,6 +48,7 @@ __all__ = [
     "CARDS",
     "DEALER",
     "LEGAL",
+    "SEATS",
     "SMALL_JOKER",
     "SUITED_RANKS",
     "SUITS",
@@ -69,6 +71,8 @@ __all__ = [
     "NoBid",
     "Rank",
     "RuleSet",
+    "Seat",
+    "Side",
     "Suit",
     "ThrowBeatenBy",
     "ThrowPenalty",
@@ -99,11 +103,13 @@ __all__ = [
     "lowest",
     "missing_from",
     "next_leading",
+    "other_team",
     "parse_cards",
     "points",
     "pretty_cards",
     "shape_of",
     "strength",
+    "team_of",
     "throw_penalty",
     "trick_winner",
 ]

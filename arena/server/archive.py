@@ -10,7 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from arena.game import Termination
 from arena.records import read_record
+from arena.rules import Seat
 from arena.server import convert
 from arena.server.limits import is_match_id
 from arena.v1 import arena_pb2 as pb
@@ -79,17 +81,14 @@ def info_from_record(path: Path) -> pb.MatchInfo:
         info.match_id = header.match_id
         info.seat_names.extend(s.name for s in header.seats)
         info.rules.update(convert.rules_to_pb(header.rules))
-        tc = {k: int(v) for k, v in header.time_control.items() if isinstance(v, int | float)}
-        info.time_control.CopyFrom(pb.TimeControl(**{
-            k: v for k, v in tc.items() if k in pb.TimeControl.DESCRIPTOR.fields_by_name
-        }))  # fmt: skip
+        info.time_control.CopyFrom(convert.time_control_to_pb(header.time_control))
     if result is None:
         info.state = pb.FAILED
         info.error = "the record ends without a result (the server stopped during the match)"
         return info
     info.state = (
-        pb.CANCELLED if result.reason == "cancelled"
-        else pb.FAILED if result.reason == "failed" else pb.FINISHED
+        pb.CANCELLED if result.reason is Termination.CANCELLED
+        else pb.FAILED if result.reason is Termination.FAILED else pb.FINISHED
     )  # fmt: skip
     info.deal = result.deals
     info.levels.extend(convert.rank_to_pb(r) for r in result.levels)
@@ -97,8 +96,11 @@ def info_from_record(path: Path) -> pb.MatchInfo:
     if record.footer is not None:
         penalties, counts = [0, 0], [0, 0, 0, 0]
         for fault in record.footer.faults:
-            seat = int(fault.get("seat", 0)) % 4
-            penalties[seat % 2] += int(fault.get("penalty_points", 0))
+            try:
+                seat = Seat(int(fault.get("seat", 0)))
+            except (TypeError, ValueError):  # a damaged footer entry: no seat to charge
+                continue
+            penalties[seat.team] += int(fault.get("penalty_points", 0))
             counts[seat] += 1
         info.result.fault_penalty_points[:] = penalties
         info.result.fault_counts[:] = counts

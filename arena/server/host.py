@@ -22,11 +22,11 @@ import structlog
 import trio
 
 from arena.errors import ArenaError, ProtocolError
-from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder
+from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder, Termination
 from arena.records import read_record
 from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, Seat, TimeControl
-from arena.referee.resume import Restored, policy_of, restore, time_control_of
-from arena.rules import RuleSet
+from arena.referee.resume import Restored, restore
+from arena.rules import RuleSet, team_of
 from arena.server import convert, seating
 from arena.server.archive import live_info
 from arena.server.limits import CheckBudget, Limits, LiveCount
@@ -174,8 +174,8 @@ class MatchHost:
         spec = MatchSpec(
             rules=header.rules,
             seed=header.seed,
-            time_control=time_control_of(header),
-            policy=policy_of(header),
+            time_control=header.time_control,
+            policy=header.policy,
             seat_names=tuple(seat.name for seat in header.seats),
             stacked={d: tuple(c) for d, c in header.stacked.items()},
         )
@@ -348,7 +348,7 @@ class MatchHost:
                     referee.feed.rewind(seat)
         hosted.watchers.follow(referee)
         if missing:  # a missing seat cannot win: its team forfeits, or nobody plays
-            teams = sorted({s % 2 for s in missing})
+            teams = sorted({team_of(s) for s in missing})
             reason = seating.missing_reason(hosted, missing, waited)
             if len(teams) == 1:
                 referee.end_before_start(teams[0], reason)
@@ -361,7 +361,7 @@ class MatchHost:
     async def _finish_cancelled(self, hosted: HostedMatch) -> None:
         start = hosted.spec.rules.start_level
         result = hosted.result or MatchEnded(
-            None, (start, start), 0, "cancelled", None, hosted.cancel_reason
+            None, (start, start), 0, Termination.CANCELLED, None, hosted.cancel_reason
         )
         with trio.move_on_after(2) as scope:
             scope.shield = True

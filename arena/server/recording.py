@@ -29,8 +29,8 @@ def record_factory(path: str | None, folder: str = "records") -> RecorderFactory
             hosted.id,
             MatchSetup(spec.rules, hosted.seed, dict(spec.stacked)),
             seats,
-            spec.time_control.to_dict(),
-            spec.policy.to_dict(),
+            spec.time_control,
+            spec.policy,
         )
         return RecordWriter.open(target, header, overwrite=bool(path)), str(target)
 

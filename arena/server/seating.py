@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 import structlog
 import trio
 
-from arena.game import Event, MatchEnded, indexed_seat_events
+from arena.game import Event, MatchEnded, Termination, indexed_seat_events
 from arena.referee import Referee
 from arena.referee.referee import SPECTATOR
+from arena.rules import team_of
 from arena.server.limits import LimitExceeded
 from arena.text import MAX_REASON, clip
 
@@ -96,7 +97,7 @@ async def await_seats(hosted: HostedMatch) -> list[int]:
     with trio.move_on_after(hosted.spec.connect_timeout):
         while True:
             waiting = [s for s in empty() if s not in hosted.abandoned]
-            if not waiting or len({s % 2 for s in hosted.abandoned}) == 2:
+            if not waiting or len({team_of(s) for s in hosted.abandoned}) == 2:
                 break
             hosted.news = trio.Event()
             async with trio.open_nursery() as nursery:
@@ -138,7 +139,8 @@ async def finish_failed(hosted: HostedMatch) -> None:
     referee = hosted.referee
     levels = referee.match.levels if referee else (start, start)
     deals = referee.match.deal.deal if referee else 0
-    result = MatchEnded(None, (levels[0], levels[1]), deals, "failed", detail=hosted.error)
+    failed = Termination.FAILED
+    result = MatchEnded(None, (levels[0], levels[1]), deals, failed, detail=hosted.error)
     with trio.move_on_after(2) as scope:
         scope.shield = True
         for seat in hosted.seats:

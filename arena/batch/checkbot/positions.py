@@ -38,7 +38,7 @@ from arena.game import (
     TrumpDeclared,
 )
 from arena.records import AnswerLine, EventLine, read_record
-from arena.rules import Card, CardOrder, RuleSet, Suit, Trump, card_order, decompose, format_cards
+from arena.rules import Card, CardOrder, RuleSet, card_order, decompose, format_cards
 
 # -- reading positions back from the record ------------------------------------------------
 
@@ -49,7 +49,7 @@ class Position:
 
     deal: int
     attempt: int
-    kind: str  # bid, bury, play
+    kind: Kind
     trick: int | None  # plays only
     hand: tuple[Card, ...]
     plays: tuple[tuple[int, tuple[Card, ...]], ...]  # the trick so far
@@ -62,7 +62,7 @@ class Position:
         return {
             "deal": self.deal,
             "attempt": self.attempt,
-            "kind": self.kind,
+            "kind": self.kind.value,
             "trick": self.trick,
             "hand": format_cards(self.hand),
             "trick_so_far": [{"seat": s, "cards": format_cards(c)} for s, c in self.plays],
@@ -102,9 +102,8 @@ class _Walker:
         elif isinstance(event, CardDealt):
             self.hands[event.seat].append(event.card)
         elif isinstance(event, TrumpDeclared):
-            suit = Suit(event.suit) if event.suit else None
-            self.order = card_order(Trump(event.level, suit), self.rules)
-            self.trump = f"{event.level.code}{event.suit or 'NT'}"
+            self.order = card_order(event.trump, self.rules)
+            self.trump = str(event.trump)
             self.dealer = event.dealer
         elif isinstance(event, KittyTaken):
             self.hands[event.seat].extend(event.cards)
@@ -131,7 +130,7 @@ class _Walker:
         return Position(
             self.deal,
             self.attempt,
-            answer.kind.value,
+            answer.kind,
             self.trick if answer.kind is Kind.PLAY else None,
             tuple(shown),
             tuple(self.plays),

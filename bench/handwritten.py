@@ -7,6 +7,7 @@ from arena before the change), as the baseline of ``bench/models.py``. Not used 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 import types
 import typing
@@ -111,6 +112,8 @@ def _converter(hint: Any) -> Converter:
         return lambda v: Rank.parse(_str(v))
     if hint is int or hint is str:
         return _plain(hint)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):  # Side, Termination, Suit
+        return _member(hint)
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is tuple:
         items = [_converter(a) for a in args if a is not Ellipsis]
@@ -129,6 +132,17 @@ def _plain(kind: type) -> Converter:
         if not isinstance(v, kind) or isinstance(v, bool):
             raise ValueError(f"must be {_KIND_NAMES[kind]}, not {v!r}")
         return v
+
+    return convert
+
+
+def _member(kind: type[enum.Enum]) -> Converter:
+    def convert(v: Any) -> Any:
+        try:
+            return kind(_str(v))
+        except ValueError:
+            words = ", ".join(repr(m.value) for m in kind)
+            raise ValueError(f"must be one of {words}, not {v!r}") from None
 
     return convert
 

@@ -15,7 +15,7 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
-from arena.rules.cards import Card
+from arena.rules.cards import CARDS, Card
 
 T = TypeVar("T")
 
@@ -30,6 +30,7 @@ EXPECTED: Final[dict[str, str]] = {
 }
 """msgspec's JSON type names, as the messages say them."""
 
+_BY_CODE: Final = {card.code: card for card in CARDS}
 _AT: Final = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
 _MISSING: Final = re.compile(r"^Object missing required field `(?P<field>[^`]*)`$")
 _TYPE: Final = re.compile(r"^Expected `(?P<expected>[^`]*)`, got `(?P<got>[^`]*)`$")
@@ -69,9 +70,12 @@ def dec_hook(kind: type, value: Any) -> Any:
     """Cards from their codes (``"TS"``). Not ranks: ``Rank`` is an ``IntEnum``, which
     msgspec reads as its number; a rank field is its code (``str``), parsed after."""
     if kind is Card:
+        card = _BY_CODE.get(value) if isinstance(value, str) else None
+        if card is not None:  # the standard code: one look-up (records hold thousands)
+            return card
         if not isinstance(value, str):
             raise TypeError(f"must be a card code, not {value!r}")
-        return Card.parse(value)
+        return Card.parse(value)  # "ts", " TS": parse's own rules, or its error
     raise NotImplementedError(f"no model conversion for {kind!r}")
 
 

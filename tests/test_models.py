@@ -4,6 +4,8 @@ record reader stays forgiving (docs/architecture.md, "Typed models")."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +69,18 @@ def test_model_error_names_the_path_and_the_value() -> None:
     assert str(error) == "'fault.kind' must be a string: 3"
     with pytest.raises(ModelError, match="the value must be an object"):
         convert([1], AnswerModel)
+
+
+def test_the_rules_import_without_any_third_party_package() -> None:
+    """Bots use arena.rules under ``python -S`` (tests/botzone): msgspec stays at the edges."""
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from arena.rules import RuleSet; "
+        "RuleSet.from_mapping({'decks': 1}); "
+        "assert not {'msgspec', 'arena.rules.models'} & set(sys.modules), sorted(sys.modules)"
+    )
+    root = str(Path(__file__).resolve().parent.parent)
+    done = subprocess.run([sys.executable, "-S", "-c", code, root], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 def test_rule_variants_keep_their_messages() -> None:

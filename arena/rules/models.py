@@ -1,11 +1,15 @@
 """Typed models of JSON input, validated by msgspec, with errors a person can act on.
 
-Record lines (:mod:`arena.records.models`), judge questions (:mod:`arena.cli.judge`) and
-rule variants (:class:`~arena.rules.ruleset.RuleSet`) are all described as msgspec
-``Struct`` types or plain annotations and checked by :func:`convert`: msgspec does the
-checking (in C, the fastest of the libraries measured in ``bench/models.py``), and
+Record lines (:mod:`arena.records.models`) and judge questions (:mod:`arena.cli.judge`)
+are described as msgspec ``Struct`` types and checked by :func:`convert`: msgspec does
+the checking (in C, the fastest of the libraries measured in ``bench/models.py``), and
 :class:`ModelError` says *where* and *what* in one place, so every caller words its
 message the same way. Cards convert from their codes through :func:`dec_hook`.
+
+Nothing else in :mod:`arena.rules` imports this module: the rules are the bots' library
+too, and must import with the standard library alone (bots run them under ``python -S``;
+``tests/test_models.py`` checks it). That is why :class:`~arena.rules.ruleset.RuleSet`
+keeps its own small table of variant parsers.
 """
 
 from __future__ import annotations

@@ -11,14 +11,11 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-from collections.abc import Callable, Iterable, Mapping
-from typing import Annotated, Any, Final, Literal
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
 
-import msgspec
-
-from arena.errors import InvalidCards, InvalidRules
+from arena.errors import InvalidRules
 from arena.rules.cards import Rank
-from arena.rules.models import ModelError, convert
 
 
 class KittyMultiplier(enum.StrEnum):
@@ -108,15 +105,14 @@ class RuleSet:
         base = base or cls()
         changes: dict[str, Any] = {}
         for key, raw in values.items():
-            model = _MODELS.get(key)
-            if model is None:
+            parse = _PARSERS.get(key)
+            if parse is None:
                 raise InvalidRules(
-                    f"unknown rule variant {key!r}; known: {', '.join(sorted(_MODELS))}"
+                    f"unknown rule variant {key!r}; known: {', '.join(sorted(_PARSERS))}"
                 )
             try:
-                value = convert(raw, model)
-                changes[key] = _RANKS[key](value) if key in _RANKS else value
-            except (ModelError, InvalidCards) as exc:
+                changes[key] = parse(raw)
+            except (ValueError, TypeError, KeyError) as exc:
                 raise InvalidRules(
                     f"rule {key!r} does not take {json.dumps(raw)}: {_HINTS[key]}"
                 ) from exc
@@ -156,32 +152,53 @@ class RuleSet:
         return {k: v for k, v in self.to_mapping().items() if default[k] != v}
 
 
-Positive = Annotated[int, msgspec.Meta(ge=1)]
-RankCode = str | int  # "T", "10" or 10
+def _choice(options: Iterable[Any]) -> Any:
+    table = {json.dumps(o): o for o in options}
 
-_MODELS: Final[dict[str, Any]] = {
-    "decks": Literal[2, 1, 3],
+    def parse(raw: Any) -> Any:
+        return table[json.dumps(raw)]
+
+    return parse
+
+
+def _optional_positive(raw: Any) -> int | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise ValueError(raw)
+    return raw
+
+
+def _ranks(raw: Any) -> frozenset[Rank]:
+    if not isinstance(raw, list | tuple):
+        raise TypeError(raw)
+    return frozenset(Rank.parse(str(r)) for r in raw)
+
+
+def _rank(raw: Any) -> Rank:
+    return Rank.parse(str(raw))
+
+
+def _enum(kind: type[enum.StrEnum]) -> Any:
+    return kind
+
+
+_PARSERS: Final[dict[str, Any]] = {
+    "decks": _choice([2, 1, 3]),
     "kitty_multiplier": KittyMultiplier,
     "throw_beaten_by": ThrowBeatenBy,
     "forced_unit": ForcedUnit,
     "throw_penalty": ThrowPenalty,
-    "dead_zone": bool,
-    "level_cap": Positive | None,
-    "must_defend": tuple[RankCode, ...],
+    "dead_zone": _choice([True, False]),
+    "level_cap": _optional_positive,
+    "must_defend": _ranks,
     "bid_strength": BidStrength,
     "no_bid": NoBid,
-    "level_tractors": bool,
+    "level_tractors": _choice([True, False]),
     "follow": FollowRule,
-    "start_level": RankCode,
-    "deals": Positive | None,
+    "start_level": _rank,
+    "deals": _optional_positive,
 }
-"""What each variant takes (checked by msgspec, :func:`arena.rules.models.convert`)."""
-
-_RANKS: Final[dict[str, Callable[[Any], Any]]] = {
-    "must_defend": lambda codes: frozenset(Rank.parse(str(r)) for r in codes),
-    "start_level": lambda code: Rank.parse(str(code)),
-}
-"""Ranks are written as their codes, read after the model has checked the shape."""
 
 _HINTS: Final = {
     "decks": "one of 2, 1, 3",
@@ -200,12 +217,12 @@ _HINTS: Final = {
     "deals": "null (play to A) or a positive number of deals",
 }
 
-VARIANT_KEYS: Final = tuple(_MODELS)
+VARIANT_KEYS: Final = tuple(_PARSERS)
 
 
 def variant_help() -> str:
     """One line per variant key: the values it takes and its competition default, for
-    ``--help`` (built from the models and hints above, so it cannot drift from them)."""
+    ``--help`` (built from the parsers and hints above, so it cannot drift from them)."""
     defaults = RuleSet().to_mapping()
     width = max(map(len, VARIANT_KEYS))
     return "\n".join(

@@ -18,7 +18,7 @@ from arena.records import RecordHeader, RecordWriter, SeatRecord, parse_record, 
 from arena.records.format import dump_line
 from arena.records.models import AnswerModel
 from arena.rules import Card, RuleSet
-from arena.rules.models import ModelError, convert
+from arena.rules.models import ModelError, Problem, convert
 
 ANSWER: dict[str, Any] = {
     "n": 5, "type": "answer", "seat": 1, "seq": 3, "kind": "play", "sent": ["AS"],
@@ -65,7 +65,7 @@ def test_model_error_names_the_path_and_the_value() -> None:
     with pytest.raises(ModelError) as caught:
         convert({**ANSWER, "verdict": "fault", "fault": {"kind": 3, "reason": ""}}, AnswerModel)
     error = caught.value
-    assert (error.path, error.problem, error.value) == ("fault.kind", "type", 3)
+    assert (error.path, error.problem, error.value) == ("fault.kind", Problem.TYPE, 3)
     assert str(error) == "'fault.kind' must be a string: 3"
     with pytest.raises(ModelError, match="the value must be an object"):
         convert([1], AnswerModel)

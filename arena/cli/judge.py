@@ -39,7 +39,7 @@ from arena.rules import (
     trick_winner,
 )
 from arena.rules import advance as advance_level
-from arena.rules.models import ModelError, convert
+from arena.rules.models import ModelError, Problem, convert
 
 Q = TypeVar("Q", bound="Question")
 
@@ -211,9 +211,9 @@ def _question(q: dict[str, Any], model: type[Q]) -> Q:
         return convert(q, model)
     except ModelError as exc:
         field = exc.path.split(".")[0].split("[")[0]
-        if exc.problem == "missing":
+        if exc.problem is Problem.MISSING:
             raise BadQuestion(f"missing field {exc.path!r}") from None
-        if exc.problem == "invalid" and isinstance(exc.value, str):  # a bad code
+        if exc.problem is Problem.INVALID and isinstance(exc.value, str):  # a bad code
             raise BadQuestion(f"{field}: {exc.detail}") from None
         must = _MUST.get(field, 'a list of card codes like ["TS", "SJ"]')
         raise BadQuestion(f"{field!r} must be {must}") from None

@@ -18,7 +18,7 @@ from arena.errors import ArenaError, InvalidCards, InvalidRules
 from arena.game import EVENTS, Event, FaultPolicy, MatchSetup, TimeControl
 from arena.records.models import HeaderModel, encode
 from arena.rules import Card, Rank, RuleSet, codes
-from arena.rules.models import ModelError, convert
+from arena.rules.models import ModelError, Problem, convert
 
 FORMAT: Final = "arena-record"
 VERSION: Final = 2  # 2: the deal_revealed event, the "absent" verdict
@@ -179,7 +179,7 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
     try:
         event: Event = convert(_ranks_parsed(data, cls), cls)
     except ModelError as exc:
-        if exc.problem == "missing":
+        if exc.problem is Problem.MISSING:
             raise RecordError(f"{kind} event without {exc.path!r}") from None
         raise RecordError(f"{kind} event: {exc.describe()}") from None
     if event.to_dict() != dict(data):
@@ -195,7 +195,7 @@ def _ranks_parsed(data: Mapping[str, Any], cls: type[Event]) -> Mapping[str, Any
     names = _RANK_FIELDS.get(cls)
     if names is None:
         hints = typing.get_type_hints(cls)
-        names = _RANK_FIELDS[cls] = tuple(f for f, h in hints.items() if "Rank" in str(h))
+        names = _RANK_FIELDS[cls] = tuple(f for f, h in hints.items() if _holds_rank(h))
     if not names:
         return data
     out = dict(data)
@@ -207,8 +207,13 @@ def _ranks_parsed(data: Mapping[str, Any], cls: type[Event]) -> Mapping[str, Any
             elif isinstance(value, list) and all(isinstance(v, str) for v in value):
                 out[name] = [Rank.parse(v) for v in value]
         except InvalidCards as exc:
-            raise ModelError(name, "invalid", value=value, detail=str(exc)) from None
+            raise ModelError(name, Problem.INVALID, value=value, detail=str(exc)) from None
     return out
+
+
+def _holds_rank(hint: Any) -> bool:
+    """``Rank``, ``tuple[Rank, Rank]``, ``Rank | None``: a field whose values are ranks."""
+    return hint is Rank or any(_holds_rank(arg) for arg in typing.get_args(hint))
 
 
 _RANK_FIELDS: dict[type[Event], tuple[str, ...]] = {}

@@ -27,7 +27,7 @@ from arena.records.models import (
     PenaltyModel,
 )
 from arena.rules import Card
-from arena.rules.models import ModelError, convert
+from arena.rules.models import ModelError, Problem, convert
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -113,13 +113,17 @@ def _model(d: Mapping[str, Any], kind: str) -> Any:
 
 def _wording(exc: ModelError, d: Mapping[str, Any]) -> str:
     """The reader's messages for what the model refused (docs/records.md's terms)."""
-    if exc.path == "kind" and exc.problem in ("value", "type"):
-        return f"answer kind {d['kind']!r} is not bid, bury or play"
-    if exc.path == "verdict" and exc.problem in ("value", "type"):
-        return f"verdict {d['verdict']!r} is not accepted, fault or absent"
-    if exc.path == "fault.kind" and exc.problem == "value":
-        return f"no fault {exc.value!r}"
-    return exc.describe()
+    special = _SPECIAL.get(exc.path) if exc.problem in _REFUSED else None
+    return special(exc.value) if special else exc.describe()
+
+
+_REFUSED: Final = frozenset({Problem.VALUE, Problem.TYPE})
+_SPECIAL: Final[dict[str, Callable[[Any], str]]] = {
+    "kind": lambda v: f"answer kind {v!r} is not bid, bury or play",
+    "verdict": lambda v: f"verdict {v!r} is not accepted, fault or absent",
+    "fault.kind": lambda v: f"no fault {v!r}",
+}
+"""Fields whose refusal the reader words itself: the values they take, by name."""
 
 
 def _deck(d: Mapping[str, Any], n: int) -> DeckLine:

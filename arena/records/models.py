@@ -31,8 +31,10 @@ class SeatModel(msgspec.Struct, frozen=True):
     token_sha256: str
 
 
-class HeaderModel(Model, frozen=True):
-    type: Literal["header"]
+class HeaderModel(msgspec.Struct, frozen=True):
+    """Line 0 (its ``n`` and ``type`` are the reader's to check), or a header's
+    ``to_dict()`` alone."""
+
     format: str
     version: int
     arena_version: str
@@ -101,7 +103,7 @@ class FooterModel(Model, frozen=True):
     digest: str
 
 
-MODELS: Final[dict[str, type[Model]]] = {
+MODELS: Final[dict[str, type[msgspec.Struct]]] = {
     "header": HeaderModel,
     "deck": DeckModel,
     "event": EventModel,

@@ -14,6 +14,7 @@ keeps its own small table of variant parsers.
 
 from __future__ import annotations
 
+import enum
 import re
 from typing import Any, Final, TypeVar
 
@@ -42,17 +43,31 @@ _VALUE: Final = re.compile(r"^Invalid (?:enum )?value (?P<value>.*)$")
 _STEP: Final = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
 
 
+class Problem(enum.Enum):
+    """What is wrong with one value."""
+
+    MISSING = "missing"  # a required key is not there
+    TYPE = "type"  # the wrong JSON type (``expected`` says which)
+    VALUE = "value"  # a value the field does not take
+    INVALID = "invalid"  # refused by a check (``detail``: its message, e.g. a bad code)
+
+
 class ModelError(ValueError):
     """One value that does not fit its model.
 
     ``path`` names it (``"fault.kind"``, ``"cards[1]"``; ``""`` for the whole object);
-    ``problem`` is ``"missing"``, ``"type"`` (``expected`` says what it must be),
-    ``"value"`` (a value the field does not take) or ``"invalid"`` (``detail`` is the
-    check's own message, e.g. a bad card code); ``value`` is what was given, if any.
+    ``problem`` says what is wrong (:class:`Problem`), ``expected`` what a value of the
+    wrong type must be, ``detail`` a refusing check's own message; ``value`` is what was
+    given, if any.
     """
 
     def __init__(
-        self, path: str, problem: str, expected: str = "", value: Any = None, detail: str = ""
+        self,
+        path: str,
+        problem: Problem,
+        expected: str = "",
+        value: Any = None,
+        detail: str = "",
     ) -> None:
         self.path, self.problem, self.expected = path, problem, expected
         self.value, self.detail = value, detail
@@ -61,11 +76,11 @@ class ModelError(ValueError):
     def describe(self, quote: bool = True) -> str:
         """The standard wording: ``missing 'seat'``, ``'seat' must be a whole number: 'x'``."""
         name = (repr(self.path) if quote else self.path) if self.path else "the value"
-        if self.problem == "missing":
+        if self.problem is Problem.MISSING:
             return f"missing {name}"
-        if self.problem == "type":
+        if self.problem is Problem.TYPE:
             return f"{name} must be {self.expected}: {self.value!r}"
-        if self.problem == "value":
+        if self.problem is Problem.VALUE:
             return f"{name} does not take {self.value!r}"
         return f"{self.path}: {self.detail}" if self.path else self.detail
 
@@ -103,15 +118,17 @@ def model_error(exc: msgspec.ValidationError, data: Any) -> ModelError:
     path = path.removeprefix(".")
     missing = _MISSING.match(message)
     if missing:
-        return ModelError(f"{path}.{missing['field']}" if path else missing["field"], "missing")
+        return ModelError(
+            f"{path}.{missing['field']}" if path else missing["field"], Problem.MISSING
+        )
     value = _lookup(data, path)
     typed = _TYPE.match(message)
     if typed:
         expected = " or ".join(EXPECTED.get(name, name) for name in typed["expected"].split(" | "))
-        return ModelError(path, "type", expected, value)
+        return ModelError(path, Problem.TYPE, expected, value)
     if _VALUE.match(message):
-        return ModelError(path, "value", value=value)
-    return ModelError(path, "invalid", value=value, detail=message)
+        return ModelError(path, Problem.VALUE, value=value)
+    return ModelError(path, Problem.INVALID, value=value, detail=message)
 
 
 def _lookup(data: Any, path: str) -> Any:

@@ -80,6 +80,7 @@ class Lobby:
         self.members: dict[str, Member] = {}
         self.running: dict[str, Seated] = {}  # by match id
         self.closing = False  # the server is stopping: cancelled matches go back to the queue
+        self._rating_cache: dict[str, tuple[int, dict[str, tuple[float, float]]]] = {}
 
     # -- the lobby streams ---------------------------------------------------------------
 
@@ -180,46 +181,66 @@ class Lobby:
         for seated in self.running.values():
             for name in set(seated.seats):
                 load[name] = load.get(name, 0) + 1
+        enabled = self.store.enabled_bots()
+
+        def free(name: str) -> bool:
+            member = self.members.get(name)
+            return member is not None and load.get(name, 0) < member.parallel and name in enabled
+
         for event in self.store.events(RUNNING):
             if event.format == "swiss":
                 self._next_swiss_round(event.name, event.settings)
             elif event.format == "ladder":
-                self._next_ladder_match(event.name, event.settings, load)
+                self._next_ladder_tables(event.name, event.settings, free)
             for m in self.store.matches(event.name, PENDING):
                 names = set(m.seats)
-                if all(
-                    n in self.members
-                    and load.get(n, 0) < self.members[n].parallel
-                    and self.store.enabled(n)
-                    for n in names
-                ):
+                if all(free(n) for n in names):
                     self._start(event.settings, m)
                     for n in names:
                         load[n] = load.get(n, 0) + 1
 
-    def _next_ladder_match(self, name: str, settings: dict[str, Any], load: dict[str, int]) -> None:
-        """Pair the next ladder table from the free bots, up to the event's matches."""
+    def _next_ladder_tables(
+        self, name: str, settings: dict[str, Any], free: Callable[[str], bool]
+    ) -> None:
+        """Pair ladder tables from the free bots (:func:`ladder_table`, by rating and
+        uncertainty) while four are free, up to the event's matches (0: no end). A bot
+        already in a pending match of the ladder is kept for it (it starts when all four
+        are back), so a bot that left does not hold up the others. A ladder created with
+        no bots (``--bots all``) takes every registered bot in the lobby."""
         matches = self.store.matches(name)
         limit = int(settings.get("matches", 0))
-        if len(matches) >= limit or any(m.state == PENDING for m in matches):
+        waiting = {n for m in matches if m.state == PENDING for n in m.seats}
+        pool = settings.get("bots") or sorted(self.members)
+        candidates = [n for n in dict.fromkeys(pool) if n not in waiting and free(n)]
+        if len(candidates) < 4 or (limit and len(matches) >= limit):
             return
-        free = [
-            n
-            for n in settings.get("bots", [])
-            if n in self.members
-            and load.get(n, 0) < self.members[n].parallel
-            and self.store.enabled(n)
-        ]
-        rated = {r["bot"]: (r["ordinal"], r["sigma"]) for r in standings(matches)["bots"]}
-        ratings = {n: rated.get(n, (0.0, 25 / 3)) for n in free}
-        seats = ladder_table(free, ratings)
-        if seats is None:
-            return
-        seed = random.Random(f"{settings.get('seed', 0)}/{len(matches)}").randrange(2**63)
-        table: list[tuple[tuple[str, ...], int]] = [(seats, seed)]
-        if settings.get("duplicate", True) and len(matches) + 2 <= limit:
-            table.append(((seats[3], seats[0], seats[1], seats[2]), seed))
+        rated = self._ratings(name, matches)
+        ratings = {n: rated.get(n, (0.0, 25 / 3)) for n in candidates}
+        table: list[tuple[tuple[str, ...], int]] = []
+        count = len(matches)
+        while limit == 0 or count < limit:
+            seats = ladder_table(candidates, ratings)
+            if seats is None:
+                break
+            seed = random.Random(f"{settings.get('seed', 0)}/{count}").randrange(2**63)
+            table.append((seats, seed))
+            count += 1
+            if settings.get("duplicate", True) and (limit == 0 or count < limit):
+                table.append(((seats[3], seats[0], seats[1], seats[2]), seed))
+                count += 1
+            candidates = [n for n in candidates if n not in seats]
         self.store.add_matches(name, table)
+        log.info("ladder_paired", event_name=name, matches=len(table))
+
+    def _ratings(self, name: str, matches: list[EventMatch]) -> dict[str, tuple[float, float]]:
+        """(ordinal, sigma) per bot, recomputed only when another match has finished."""
+        done = sum(1 for m in matches if m.state not in (PENDING, RUNNING))
+        cached = self._rating_cache.get(name)
+        if cached is None or cached[0] != done:
+            rows = standings(matches)["bots"]
+            cached = (done, {r["bot"]: (r["ordinal"], r["sigma"]) for r in rows})
+            self._rating_cache[name] = cached
+        return cached[1]
 
     def _next_swiss_round(self, name: str, settings: dict[str, Any]) -> None:
         """Pair the next Swiss round by the standings once the last one is over."""

@@ -17,7 +17,7 @@ viewer (finished), ``/matches/{id}/events`` the event stream (Server-Sent Events
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import trio
@@ -31,7 +31,7 @@ from starlette.responses import (
     Response,
     StreamingResponse,
 )
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from arena.game import Event
 from arena.http.metrics import ArenaMetrics
@@ -58,10 +58,20 @@ class Denied(Exception):
         self.message = message
 
 
-def build_app(host: MatchHost, access: Access, metrics: ArenaMetrics) -> Starlette:
-    """The app for one server (its host, its access rules, its metrics)."""
+#: The access check a page added by a layer above gets: the caller's role, or the
+#: response that refuses it (401/403), or a redirect that keeps ``?token=`` in a cookie.
+PageGuard = Callable[[Request], Role | Response]
+#: Routes a layer above adds to the app (the competition's standings pages), given the guard.
+PageRoutes = Callable[[PageGuard], Sequence[BaseRoute]]
+
+
+def build_app(
+    host: MatchHost, access: Access, metrics: ArenaMetrics, pages: Sequence[PageRoutes] = ()
+) -> Starlette:
+    """The app for one server (its host, its access rules, its metrics), with the pages
+    of ``pages`` (each judged by the same access check)."""
     web = _Web(host, access, metrics)
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/", web.index),
         Route("/api/matches", web.api_matches),
         Route("/matches/{match_id}", web.match_page),
@@ -69,6 +79,8 @@ def build_app(host: MatchHost, access: Access, metrics: ArenaMetrics) -> Starlet
         Route("/metrics", web.metrics_text),
         Route("/healthz", web.healthz),
     ]
+    for add in pages:
+        routes += add(web._page)
     return Starlette(routes=routes)
 
 

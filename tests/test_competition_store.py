@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from pgkit import new_database, postgres_cluster
 
+from arena.competition.database import database_url, shown
 from arena.competition.schedule import check_seating, ladder_table, round_robin, swiss_round
 from arena.competition.standings import render, standings
-from arena.competition.database import database_url, shown
 from arena.competition.store import FINISHED, key_hash, open_store
 from arena.errors import ArenaError
 

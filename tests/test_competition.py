@@ -59,8 +59,8 @@ def arena(
     )  # fmt: skip
 
 
-def register(folder: Path, name: str) -> str:
-    done = arena(folder, "bots", "add", name, "--owner", f"{name}'s author")
+def register(folder: Path, name: str, database: str | None = None) -> str:
+    done = arena(folder, "bots", "add", name, "--owner", f"{name}'s author", database=database)
     assert done.returncode == 0, done.stderr
     return done.stdout.rsplit(" ", 1)[-1].strip()
 
@@ -85,9 +85,16 @@ def refused(server: str, key: str) -> grpc.StatusCode:
     return caught.value.code()  # type: ignore[no-any-return]
 
 
-def test_bot_keys_wrong_disabled_rotated_and_two_seats(tmp_path: Path) -> None:
-    key = register(tmp_path, "solo")
-    serve = start_serve(tmp_path)
+def test_bot_keys_wrong_disabled_rotated_and_two_seats(tmp_path: Path, database: str) -> None:
+    """The organiser registers a bot on the database, then manages it over gRPC
+    (``--server``); the lobby refuses a wrong, disabled, rotated or doubled key."""
+    key = register(tmp_path, "solo", database)
+    serve = start_serve(tmp_path, "--database", database)
+    remote = ("--server", serve.target, "--organiser-token-file", str(serve.token_file))
+
+    def organiser(*argv: str) -> subprocess.CompletedProcess[str]:
+        return arena(tmp_path, *argv, *remote)
+
     try:
         assert refused(serve.target, "bk-not-a-key") == grpc.StatusCode.UNAUTHENTICATED
         assert refused(serve.target, "") == grpc.StatusCode.UNAUTHENTICATED
@@ -97,26 +104,40 @@ def test_bot_keys_wrong_disabled_rotated_and_two_seats(tmp_path: Path) -> None:
         # the same key again while the first is in the lobby
         assert refused(serve.target, key) == grpc.StatusCode.ALREADY_EXISTS
         stream.cancel()  # type: ignore[attr-defined]
-        assert arena(tmp_path, "bots", "disable", "solo").returncode == 0
+        assert organiser("bots", "disable", "solo").returncode == 0
         assert refused(serve.target, key) == grpc.StatusCode.PERMISSION_DENIED
-        assert arena(tmp_path, "bots", "enable", "solo").returncode == 0
-        rotated = arena(tmp_path, "bots", "rotate", "solo")
+        assert organiser("bots", "enable", "solo").returncode == 0
+        rotated = organiser("bots", "rotate", "solo")
         new_key = rotated.stdout.rsplit(" ", 1)[-1].strip()
         assert refused(serve.target, key) == grpc.StatusCode.UNAUTHENTICATED
         assert next(join(serve.target, new_key)).welcome.bot == "solo"
+        for name in ("b", "c", "d"):
+            added = organiser("bots", "add", name, "--owner", "me")
+            assert added.returncode == 0 and "bk-" in added.stdout, added.stderr
+        listed = json.loads(organiser("bots", "list", "--json").stdout)
+        assert [b["name"] for b in listed] == ["b", "c", "d", "solo"]
+        assert listed[3]["key_rotated"] and "key" not in json.dumps(listed).replace("key_", "")
+        missing = organiser("bots", "disable", "nobody")
+        assert missing.returncode == 2 and "NOT_FOUND: no bot named 'nobody'" in missing.stderr
+        # one bot cannot take two seats of a match unless the event is a self-play event
+        twice = organiser("events", "create", "e1", "--bots", "solo,solo,b,c")
+        assert twice.returncode == 2 and "two seats" in twice.stderr
+        ok = organiser("events", "create", "e2", "--bots", "solo,solo,b,c,d", "--self-play")
+        assert ok.returncode == 0 and "matches scheduled" in ok.stdout, ok.stderr
+        assert "e2" in organiser("events", "list").stdout
+        # organiser only: a bot key, a seat-less anonymous caller, a wrong token
+        stub = pb_grpc.CompetitionStub(grpc.insecure_channel(serve.target))
+        for metadata, code in (((), grpc.StatusCode.UNAUTHENTICATED),
+                               (bearer(new_key), grpc.StatusCode.UNAUTHENTICATED)):  # fmt: skip
+            with pytest.raises(grpc.RpcError) as caught:
+                stub.AddBot(pb.AddBotRequest(name="x", owner="y"), metadata=metadata)
+            assert caught.value.code() == code
     finally:
         log = serve.stop()
     assert key not in log and new_key not in log  # keys never logged
-    # one bot cannot take two seats of a match unless the event is a self-play event
-    db = open_store(tmp_path / "records" / "competition.sqlite3")
-    for name in ("b", "c", "d"):  # the CLI's own path is tested above; this is quicker
-        db.add_bot(name, "me")
-    twice = arena(tmp_path, "events", "create", "e1", "--bots", "solo,solo,b,c")
-    assert twice.returncode == 2 and "two seats" in twice.stderr
-    ok = arena(tmp_path, "events", "create", "e2", "--bots", "solo,solo,b,c,d", "--self-play")
-    assert ok.returncode == 0, ok.stderr
+    db = open_store(database)
     assert any(m.seats.count("solo") == 2 for m in db.matches("e2"))
-    assert "key" not in json.dumps([b.__dict__ for b in db.bots()])  # only its hash
+    assert "x" not in {b.name for b in db.bots()}
     db.close()
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pgkit import new_database, postgres_cluster
 
-from arena.competition.database import database_url, shown
+from arena.competition.database import HEAD, MIGRATIONS, database_url, shown
 from arena.competition.schedule import check_seating, ladder_table, round_robin, swiss_round
 from arena.competition.standings import render, standings
 from arena.competition.store import FINISHED, key_hash, open_store
@@ -83,6 +83,15 @@ def test_keys_are_hashed_rotated_and_versions_checked(tmp_path: Path) -> None:
     assert url == "postgresql+psycopg://u:secret@db.example/arena"
     assert "secret" not in shown(url)
     assert database_url(None, "recs") == "sqlite:///recs/competition.sqlite3"
+
+
+def test_head_is_the_newest_migration() -> None:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    assert ScriptDirectory.from_config(config).get_current_head() == HEAD
 
 
 def test_a_database_of_the_first_schema_is_stamped_not_rebuilt(tmp_path: Path) -> None:

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
-
-import grpc
+from typing import TYPE_CHECKING, Any
 
 from arena.cli.options import address
-from arena.competition.organiser import LocalOrganiser, Organiser
-from arena.competition.store import open_store
 from arena.errors import ArenaError
-from arena.server.tls import channel_credentials
+
+if TYPE_CHECKING:  # the database layer loads SQLAlchemy: only for the command that runs
+    from arena.competition.organiser import Organiser
 
 
 def add_competition_target(p: Any) -> None:
@@ -67,11 +65,17 @@ def add_competition_target(p: Any) -> None:
 def organiser_of(args: argparse.Namespace) -> Organiser:
     """The organiser the options name (ArenaError if the database cannot be used)."""
     if args.server is None:
+        from arena.competition.organiser import LocalOrganiser
+        from arena.competition.store import open_store
+
         return LocalOrganiser(open_store(args.database, args.records))
     if args.database is not None:
         raise ArenaError("give --server or --database, not both")
+    import grpc
+
     from arena.cli.matches import organiser_token
     from arena.competition.client import RemoteOrganiser
+    from arena.server.tls import channel_credentials
 
     token = organiser_token(args)
     if args.tls_ca:

@@ -19,16 +19,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.cli.competition_options import add_competition_target, organiser_of
 from arena.cli.options import add_rules, rules_of
-from arena.competition.plan import EventPlan
 from arena.competition.schedule import FORMATS
-from arena.competition.standings import render
 from arena.errors import ArenaError
 from arena.referee import FaultPolicy, TimeControl
 from arena.rules import RuleSet
+
+if TYPE_CHECKING:  # SQLAlchemy is loaded only by the command that runs
+    from arena.competition.plan import EventPlan
 
 
 def register(sub: Any) -> None:
@@ -107,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
                 e = organiser.finish_event(args.name)
                 print(f"event {e.name} finished ({e.played}/{e.matches} matches played)")
             else:
+                from arena.competition.standings import render
+
                 data = organiser.standings(args.name).data
                 print(json.dumps(data, indent=2) if args.json else render(data))
         finally:
@@ -120,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
 def _plan(args: argparse.Namespace) -> EventPlan:
     """The event the options describe (checked by :func:`arena.competition.plan.create_event`,
     wherever it runs)."""
+    from arena.competition.plan import EventPlan
+
     chosen = rules_of(args).to_mapping()
     defaults = RuleSet().to_mapping()
     return EventPlan(

@@ -20,15 +20,16 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from alembic import command
-from alembic.config import Config
-from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Engine
 
 from arena.errors import ArenaError
 
 DEFAULT_NAME = "competition.sqlite3"
 MIGRATIONS = Path(__file__).parent / "migrations"
+#: The newest revision in ``migrations/versions`` (tests/test_competition_store.py checks
+#: it): a database already there is opened without loading alembic at all (a second
+#: off every ``arena bots``/``events`` command).
+HEAD = "0001"
 POSTGRES_SCHEMES = ("postgresql:", "postgres:", "postgresql+psycopg:")
 
 
@@ -113,17 +114,23 @@ def migrate(engine: Engine) -> None:
     Raises:
         ArenaError: the database is at a revision this arena does not know.
     """
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    script = ScriptDirectory.from_config(config)
-    head = script.get_current_head()
     with engine.begin() as connection:
         tables = set(sa.inspect(connection).get_table_names())
-        config.attributes["connection"] = connection
         current: str | None = None
         if "alembic_version" in tables:
             found = connection.execute(sa.text("SELECT version_num FROM alembic_version"))
             current = found.scalar()
+        if current == HEAD:
+            return
+        from alembic import command
+        from alembic.config import Config
+        from alembic.script import ScriptDirectory
+
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        config.attributes["connection"] = connection
+        script = ScriptDirectory.from_config(config)
+        head = script.get_current_head()
         if current is not None and current not in {s.revision for s in script.walk_revisions()}:
             raise ArenaError(
                 f"the competition database is at schema revision {current}, which this "

@@ -10,8 +10,6 @@ for the module (tests/pgkit.py; skipped, naming the package, where it is missing
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,6 +21,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from competitionkit import NODE, arena, fetch, join, refused, register, start_bot, wait_for
 from pgkit import new_database, postgres_cluster
 from servekit import ROOT, Serve, bearer, free_port, start_serve
 
@@ -46,43 +45,6 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "records" / "competition.sqlite3")
     return new_database(request.getfixturevalue("pg_socket"))
-
-
-def arena(
-    folder: Path, *argv: str, database: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    where = ["--database", database] if database else []
-    return subprocess.run(
-        [sys.executable, "-m", "arena.cli.main", *argv, "--records", str(folder / "records"),
-         *where],
-        capture_output=True, text=True, cwd=ROOT, timeout=60,
-    )  # fmt: skip
-
-
-def register(folder: Path, name: str, database: str | None = None) -> str:
-    done = arena(folder, "bots", "add", name, "--owner", f"{name}'s author", database=database)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.rsplit(" ", 1)[-1].strip()
-
-
-def start_bot(server: str, script: str, key: str, name: str, log: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'sample_bots'}:{ROOT}"}
-    runner = [NODE] if script.endswith(".js") and NODE else [sys.executable]
-    argv = [*runner, str(ROOT / script), "--server", server, "--bot-key", key,
-            "--name", name, "--parallel", "2", "--reconnect", "60"]  # fmt: skip
-    with log.open("ab") as out:
-        return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
-
-
-def join(server: str, key: str) -> Iterator[pb.LobbyMessage]:
-    channel = grpc.insecure_channel(server)
-    return iter(pb_grpc.LobbyStub(channel).Join(pb.LobbyJoin(bot_key=key, protocol=1)))
-
-
-def refused(server: str, key: str) -> grpc.StatusCode:
-    with pytest.raises(grpc.RpcError) as caught:
-        next(join(server, key))
-    return caught.value.code()  # type: ignore[no-any-return]
 
 
 def test_bot_keys_wrong_disabled_rotated_and_two_seats(tmp_path: Path, database: str) -> None:
@@ -141,13 +103,6 @@ def test_bot_keys_wrong_disabled_rotated_and_two_seats(tmp_path: Path, database:
     db.close()
 
 
-# The Node sample bot joins through the lobby too where node and its npm packages are
-# installed (`make setup`); elsewhere a second Python bot takes its place.
-NODE = (
-    shutil.which("node")
-    if (ROOT / "sample_bots" / "node" / "node_modules" / "@grpc" / "grpc-js").is_dir()
-    else None
-)
 BOTS = {
     "rand": "sample_bots/random_bot.py",
     "greedy": "sample_bots/greedy_bot.py",
@@ -156,15 +111,6 @@ BOTS = {
     "hostile": "tests/hostile/lobby_illegal.py",
     "slow": "tests/hostile/lobby_slow.py",
 }
-
-
-def wait_for(check: object, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():  # type: ignore[operator]
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_six_bots_event_survives_sigkill(tmp_path: Path, database: str) -> None:
@@ -251,13 +197,6 @@ def test_six_bots_event_survives_sigkill(tmp_path: Path, database: str) -> None:
         assert f"{row['mu']:.2f} ± {row['sigma']:.2f}" in page
     assert "By partnership" in page and matches[0].match_id in page
     db.close()
-
-
-def fetch(url: str, token: str) -> str:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    request = urllib.request.Request(url, headers=headers)
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return response.read().decode()  # type: ignore[no-any-return]
 
 
 def test_a_bot_that_never_takes_its_seat_leaves_the_lobby(tmp_path: Path) -> None:

@@ -15,8 +15,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from competitionkit import arena, start_bot, wait_for
 from servekit import Serve, start_serve
-from test_competition import arena, start_bot, wait_for
 
 from arena.competition.store import open_store
 

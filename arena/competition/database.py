@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -56,7 +57,8 @@ def shown(url: str) -> str:
     """The URL as it may be printed: a SQLite file by its path, a password hidden."""
     if url.startswith("sqlite:///"):
         return url.removeprefix("sqlite:///")
-    return sa.make_url(url).render_as_string(hide_password=True).replace("+psycopg", "")
+    text = sa.make_url(url).render_as_string(hide_password=True).replace("+psycopg", "")
+    return unquote(text)
 
 
 def open_engine(database: str | Path | None, records: str | Path = "records") -> Engine:

@@ -2650,6 +2650,7 @@ class RotateBotKeyRequest(_message.Message):
 
     NAME_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    """the registered bot"""
     def __init__(
         self,
         *,
@@ -2672,7 +2673,9 @@ class SetBotDisabledRequest(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     DISABLED_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    """the registered bot"""
     disabled: _builtins.bool
+    """true: disable it; false: enable it again"""
     def __init__(
         self,
         *,
@@ -2699,8 +2702,11 @@ class BotInfo(_message.Message):
     CREATED_FIELD_NUMBER: _builtins.int
     KEY_ROTATED_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    """the registered name"""
     owner: _builtins.str
+    """who runs it"""
     disabled: _builtins.bool
+    """kept out of the lobby and of new matches"""
     created: _builtins.str
     """ISO 8601, UTC"""
     key_rotated: _builtins.str
@@ -2724,6 +2730,8 @@ Global___BotInfo: _TypeAlias = BotInfo  # noqa: Y015
 
 @_typing.final
 class ListBotsRequest(_message.Message):
+    """Which bots to list: every registered bot (no filter yet)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     def __init__(
@@ -2739,6 +2747,8 @@ Global___ListBotsRequest: _TypeAlias = ListBotsRequest  # noqa: Y015
 
 @_typing.final
 class ListBotsReply(_message.Message):
+    """The registered bots."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     BOTS_FIELD_NUMBER: _builtins.int
@@ -2801,6 +2811,7 @@ class CreateEventRequest(_message.Message):
     SELF_PLAY_FIELD_NUMBER: _builtins.int
     CONNECT_TIMEOUT_S_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    """the event's name, unique (1-64 characters)"""
     format: _builtins.str
     """"round-robin" (default when empty), "swiss", "ladder" """
     rounds: _builtins.int
@@ -2866,6 +2877,7 @@ class CreateEventReply(_message.Message):
     SUMMARY_FIELD_NUMBER: _builtins.int
     MATCHES_FIELD_NUMBER: _builtins.int
     event: _builtins.str
+    """the event's name"""
     summary: _builtins.str
     """one line, as arena events create prints it"""
     matches: _builtins.int
@@ -2887,6 +2899,8 @@ Global___CreateEventReply: _TypeAlias = CreateEventReply  # noqa: Y015
 
 @_typing.final
 class ListEventsRequest(_message.Message):
+    """Which events to list: every event (no filter yet)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     def __init__(
@@ -2912,7 +2926,9 @@ class EventInfo(_message.Message):
     MATCHES_FIELD_NUMBER: _builtins.int
     PLAYED_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    """the event's name"""
     format: _builtins.str
+    """"round-robin", "swiss" or "ladder" """
     state: _builtins.str
     """"running" or "finished" """
     matches: _builtins.int
@@ -2938,6 +2954,8 @@ Global___EventInfo: _TypeAlias = EventInfo  # noqa: Y015
 
 @_typing.final
 class ListEventsReply(_message.Message):
+    """The events."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     EVENTS_FIELD_NUMBER: _builtins.int
@@ -2966,6 +2984,7 @@ class FinishEventRequest(_message.Message):
 
     NAME_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    """the event's name"""
     def __init__(
         self,
         *,

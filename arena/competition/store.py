@@ -113,6 +113,8 @@ class Store:
         """
         if not name or len(name) > 64 or not all(c.isalnum() or c in "-_." for c in name):
             raise ArenaError(f"bot name {name!r}: use 1-64 letters, digits, '-', '_' or '.'")
+        if not owner.strip() or len(owner) > 200 or not owner.isprintable():
+            raise ArenaError("the owner: 1-200 printable characters")
         key = "bk-" + secrets.token_urlsafe(32)
         try:
             with self._tx() as db:

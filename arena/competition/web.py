@@ -28,6 +28,7 @@ from arena.competition.organiser import EventStandings, LocalOrganiser
 from arena.competition.store import NotFound, Store
 
 REFRESH_S = 5  # a running event's page reloads itself this often
+SHOWN_MATCHES = 200  # the newest matches listed on a page (a continuous ladder has many)
 
 _STYLE = """
 body{font:15px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:64em;padding:0 1em;
@@ -140,7 +141,8 @@ def leaderboard(found: EventStandings, matches: Sequence[Any]) -> str:
         for p in data["partnerships"]
     )
     played = []
-    for m in matches:
+    older = max(0, len(matches) - SHOWN_MATCHES)
+    for m in matches[older:]:
         seats = " · ".join(e(n) for n in m.seats)
         link = f'<a href="../matches/{quote(m.match_id)}">{e(m.match_id)}</a>' if m.match_id else ""
         winner = (m.result or {}).get("winner")
@@ -165,4 +167,5 @@ def leaderboard(found: EventStandings, matches: Sequence[Any]) -> str:
         f"<th>D</th></tr>{pairs}</table>"
         "<h2>Matches</h2><table><tr><th>#</th><th>seats (0 · 1 · 2 · 3)</th><th>state</th>"
         f"<th>won by</th><th>match</th></tr>{''.join(played)}</table>"
+        + (f"<p class=muted>and {older} older matches not listed here</p>" if older else "")
     )

@@ -30,7 +30,7 @@ import trio
 from arena.competition.results import result_of_record
 from arena.competition.schedule import ladder_table, swiss_round
 from arena.competition.standings import standings
-from arena.competition.store import PENDING, RUNNING, EventMatch, Store
+from arena.competition.store import PENDING, RUNNING, Bot, EventMatch, Store
 from arena.errors import ArenaError
 from arena.referee import FaultPolicy, TimeControl
 from arena.rules import RuleSet
@@ -86,17 +86,18 @@ class Lobby:
 
     def join(
         self,
+        bot: Bot | None,
         request: pb.LobbyJoin,
         conn: int,
         send: Callable[[pb.LobbyMessage], object],
         close: Callable[[], object],
     ) -> str:
-        """Admit a bot by its key; returns its registered name.
+        """Admit ``bot``, the bot whose key the request holds (looked up by the caller,
+        off this thread); returns its registered name.
 
         Raises:
             JoinRefused: an unknown or rotated key, a disabled bot, or one already here.
         """
-        bot = self.store.bot_by_key(request.bot_key) if request.bot_key else None
         if bot is None:
             raise JoinRefused(grpc.StatusCode.UNAUTHENTICATED, "unknown bot key")
         if bot.disabled:
@@ -139,7 +140,7 @@ class Lobby:
         self.recover()
         while True:
             try:
-                self.schedule()
+                await self.schedule()
             except Exception:  # a bad event or a database error must not stop the server
                 log.exception("schedule_failed")
             await trio.sleep(TICK)
@@ -175,32 +176,52 @@ class Lobby:
                 log.info("event_match_found_finished", event_name=m.event, index=m.index)
                 self.store.mark_finished(m.event, m.index, "finished", str(record), result)
 
-    def schedule(self) -> None:
-        """Start every pending match whose bots are all free in the lobby."""
-        load: dict[str, int] = {}
+    async def schedule(self) -> None:
+        """Start every pending match whose bots are all free in the lobby.
+
+        The database work (reading the events, pairing the next Swiss round or ladder
+        tables, choosing the matches to start) runs in a worker thread on a snapshot of
+        the lobby, so a slow database (PostgreSQL over a network) never holds the
+        referee's loop; the matches are then created here."""
+        capacity = {name: member.parallel for name, member in self.members.items()}
         for seated in self.running.values():
             for name in set(seated.seats):
-                load[name] = load.get(name, 0) + 1
+                if name in capacity:
+                    capacity[name] -= 1
+        ready = await trio.to_thread.run_sync(self._ready_matches, capacity)
+        for settings, m in ready:
+            if all(n in self.members for n in m.seats):  # nobody left meanwhile
+                await self._start(settings, m)
+
+    def _ready_matches(self, capacity: dict[str, int]) -> list[tuple[dict[str, Any], EventMatch]]:
+        """(worker thread) The pending matches to start now: every bot in the lobby,
+        enabled, below its parallel matches; pairs the next Swiss round or ladder tables
+        first. ``capacity``: matches each bot in the lobby may still take."""
         enabled = self.store.enabled_bots()
 
         def free(name: str) -> bool:
-            member = self.members.get(name)
-            return member is not None and load.get(name, 0) < member.parallel and name in enabled
+            return capacity.get(name, 0) > 0 and name in enabled
 
+        ready = []
         for event in self.store.events(RUNNING):
             if event.format == "swiss":
                 self._next_swiss_round(event.name, event.settings)
             elif event.format == "ladder":
-                self._next_ladder_tables(event.name, event.settings, free)
+                self._next_ladder_tables(event.name, event.settings, free, sorted(capacity))
             for m in self.store.matches(event.name, PENDING):
                 names = set(m.seats)
                 if all(free(n) for n in names):
-                    self._start(event.settings, m)
+                    ready.append((event.settings, m))
                     for n in names:
-                        load[n] = load.get(n, 0) + 1
+                        capacity[n] -= 1
+        return ready
 
     def _next_ladder_tables(
-        self, name: str, settings: dict[str, Any], free: Callable[[str], bool]
+        self,
+        name: str,
+        settings: dict[str, Any],
+        free: Callable[[str], bool],
+        present: list[str],
     ) -> None:
         """Pair ladder tables from the free bots (:func:`ladder_table`, by rating and
         uncertainty) while four are free, up to the event's matches (0: no end). A bot
@@ -210,7 +231,7 @@ class Lobby:
         matches = self.store.matches(name)
         limit = int(settings.get("matches", 0))
         waiting = {n for m in matches if m.state == PENDING for n in m.seats}
-        pool = settings.get("bots") or sorted(self.members)
+        pool = settings.get("bots") or present
         candidates = [n for n in dict.fromkeys(pool) if n not in waiting and free(n)]
         if len(candidates) < 4 or (limit and len(matches) >= limit):
             return
@@ -260,7 +281,7 @@ class Lobby:
         self.store.add_round(name, round_no + 1, pairs)
         log.info("swiss_round_paired", event_name=name, round=round_no + 1, matches=len(pairs))
 
-    def _start(self, settings: dict[str, Any], m: EventMatch) -> None:
+    async def _start(self, settings: dict[str, Any], m: EventMatch) -> None:
         rules = RuleSet.from_mapping(settings.get("rules", {}))
         spec = MatchSpec(
             rules=rules,
@@ -274,7 +295,8 @@ class Lobby:
             connect_timeout=float(settings.get("connect_timeout", 30)),
         )
         hosted = self.host.create(spec)
-        self.store.mark_running(m.event, m.index, hosted.id)  # before any seat is offered
+        # stored before any seat is offered (a crash now leaves a record to resume)
+        await trio.to_thread.run_sync(self.store.mark_running, m.event, m.index, hosted.id)
         log.info("event_match_started", event_name=m.event, index=m.index, match_id=hosted.id)
         self._watch(m, hosted, [t or "" for t in hosted.tokens])
 
@@ -285,6 +307,18 @@ class Lobby:
             if name in self.members:
                 self._offer(self.members[name], hosted.id, seated)
         self.host.nursery.start_soon(self._settle, seated)
+
+    def _store_result(self, hosted: HostedMatch, event: str, index: int) -> None:
+        """(worker thread) The match's result, read from its record, into the database."""
+        try:
+            result = result_of_record(hosted.record) if hosted.record else None
+        except ArenaError as exc:
+            result, hosted.error = None, hosted.error or str(exc)
+        if hosted.state is MatchState.FINISHED and result is not None:
+            self.store.mark_finished(event, index, "finished", hosted.record, result)
+        else:
+            state = "failed" if hosted.state is MatchState.FAILED else "cancelled"
+            self.store.mark_finished(event, index, state, hosted.record, {"error": hosted.error})
 
     def _drop_no_shows(self, seated: Seated) -> None:
         """A bot that never took a seat it was offered leaves the lobby (its stream is
@@ -308,17 +342,10 @@ class Lobby:
         self.running.pop(hosted.id, None)
         ev, i = seated.event, seated.index
         if hosted.state is MatchState.CANCELLED and self.closing:
-            self.store.mark_pending(ev, i)  # the server stopped: play it again next time
+            # the server stopped: play it again next time
+            await trio.to_thread.run_sync(self.store.mark_pending, ev, i)
             return
-        try:
-            result = result_of_record(hosted.record) if hosted.record else None
-        except ArenaError as exc:
-            result, hosted.error = None, hosted.error or str(exc)
-        if hosted.state is MatchState.FINISHED and result is not None:
-            self.store.mark_finished(ev, i, "finished", hosted.record, result)
-        else:
-            state = "failed" if hosted.state is MatchState.FAILED else "cancelled"
-            self.store.mark_finished(ev, i, state, hosted.record, {"error": hosted.error})
+        await trio.to_thread.run_sync(self._store_result, hosted, ev, i)
         log.info(
             "event_match_ended",
             event_name=ev,

@@ -49,9 +49,17 @@ class LobbyService(pb_grpc.LobbyServicer):
             )
         outbox = AsyncioOutbox[pb.LobbyMessage]()
         conn = next(self._ids)
+        # the key's bot is looked up here, in a worker thread: never on the referee's loop
+        found = await asyncio.to_thread(self.lobby.store.bot_by_key, request.bot_key)
         try:
             bot: str = await run_in_trio(
-                self.trio, self.lobby.join, request, conn, outbox.send_nowait, outbox.close_nowait
+                self.trio,
+                self.lobby.join,
+                found if request.bot_key else None,
+                request,
+                conn,
+                outbox.send_nowait,
+                outbox.close_nowait,
             )
         except JoinRefused as refusal:
             await context.abort(refusal.code, refusal.message)

@@ -1,9 +1,12 @@
-"""The ``arena.v1.Lobby`` servicer (asyncio thread): admit a bot key, stream seat offers.
+"""The competition's gRPC services (asyncio thread): ``arena.v1.Lobby`` (admit a bot
+key, stream seat offers) and ``arena.v1.Competition`` (the organiser's operations and
+the standings).
 
-It holds no state of its own: :class:`~arena.competition.lobby.Lobby` (trio thread)
-checks the key and decides; this only crosses the bridge and writes what comes back.
-The bot key travels in the request (like a seat token in ``Hello``), so the access
-table admits ``Lobby/Join`` to anyone and the lobby answers UNAUTHENTICATED itself.
+The Lobby servicer holds no state of its own: it looks the key's bot up in the database
+(a worker thread), and :class:`~arena.competition.lobby.Lobby` (trio thread) decides;
+this only crosses the bridge and writes what comes back. The bot key travels in the
+request (like a seat token in ``Hello``), so the access table admits ``Lobby/Join`` to
+anyone and the lobby answers UNAUTHENTICATED itself.
 """
 
 from __future__ import annotations

@@ -51,7 +51,8 @@ def postgres_cluster() -> Iterator[str]:
     binaries = postgres_bin()
     if binaries is None:
         pytest.skip("PostgreSQL server binaries not found: install the package postgresql")
-    folder = Path(tempfile.mkdtemp(prefix="arena-pg-"))
+    # as root, under /tmp itself: nobody must reach it (a private $TMPDIR would not do)
+    folder = Path(tempfile.mkdtemp(prefix="arena-pg-", dir="/tmp" if os.geteuid() == 0 else None))
     data = folder / "data"
     data.mkdir(mode=0o700)
     if os.geteuid() == 0:

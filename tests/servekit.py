@@ -60,6 +60,8 @@ def start_serve(folder: Path, *options: str, port: int = 0) -> Serve:
     token_file = folder / "organiser.token"
     argv = [sys.executable, "-m", "arena.cli.main", "serve", "--listen", f"127.0.0.1:{port}",
             "--records", str(folder / "records"), *options]  # fmt: skip
+    if "--workers" not in options:  # one process, as before --workers (test_workers.py)
+        argv += ["--workers", "1"]
     if "--open" not in options:
         argv += ["--organiser-token-file", str(token_file)]
     log = folder / "serve.log"

@@ -157,7 +157,8 @@ def test_an_unreadable_record_is_one_line(tmp_path: Path) -> None:
 def _serve_logs(*args: str) -> str:
     """The stderr of ``arena serve`` on a free port, stopped once it serves."""
     process = subprocess.Popen(
-        [*ARENA, "serve", "--listen", "127.0.0.1:0", "--log-json", "--open", *args],
+        [*ARENA, "serve", "--listen", "127.0.0.1:0", "--log-json", "--open", "--workers", "1",
+         *args],
         cwd=ROOT,
         stderr=subprocess.PIPE,
         text=True,

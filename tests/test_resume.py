@@ -36,7 +36,7 @@ def start_server(port: int, records: Path, log: Path) -> subprocess.Popen[bytes]
     out = log.open("ab")
     server = subprocess.Popen(
         [sys.executable, "-m", "arena.cli.main", "serve", "--listen", f"127.0.0.1:{port}",
-         "--records", str(records), "--log-json", "--open"],
+         "--records", str(records), "--log-json", "--open", "--workers", "1"],
         stdout=out, stderr=subprocess.STDOUT, cwd=ROOT,
     )  # fmt: skip
     deadline = time.monotonic() + 60

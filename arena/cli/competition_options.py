@@ -75,7 +75,7 @@ def organiser_of(args: argparse.Namespace) -> Organiser:
 
     from arena.cli.matches import organiser_token
     from arena.competition.client import RemoteOrganiser
-    from arena.server.tls import channel_credentials
+    from arena.server import channel_credentials
 
     token = organiser_token(args)
     if args.tls_ca:

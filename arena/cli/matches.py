@@ -22,8 +22,7 @@ from google.protobuf.json_format import MessageToDict
 
 from arena.cli.options import address
 from arena.errors import ArenaError
-from arena.server.access import default_token_file, read_token_file
-from arena.server.tls import channel_credentials
+from arena.server import channel_credentials, default_token_file, read_token_file
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -194,9 +193,13 @@ def _create(stub: pb_grpc.MatchesStub, args: argparse.Namespace, md: Metadata) -
         print(json.dumps(MessageToDict(created, preserving_proto_field_name=True)))
         return 0
     print(f"match {created.match_id}")
+    if created.seat_address:  # arena serve --workers: the worker hosting the match
+        print(f"address {created.seat_address}")
     for seat, token in enumerate(created.seat_tokens):
         print(f"seat {seat}  {token}")
-    print("give each bot its seat's token (ARENA_TOKEN); keep them secret", file=sys.stderr)
+    where = " and the address (ARENA_SERVER)" if created.seat_address else ""
+    print(f"give each bot its seat's token (ARENA_TOKEN){where}; keep them secret",
+          file=sys.stderr)  # fmt: skip
     return 0
 
 

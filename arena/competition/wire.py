@@ -9,7 +9,7 @@ from arena.competition.plan import EventPlan
 from arena.competition.store import Bot
 from arena.referee import FaultPolicy, TimeControl
 from arena.rules import RuleSet
-from arena.server import convert
+from arena.server import rules_from_pb, rules_to_pb, time_control_from_pb, time_control_to_pb
 from arena.v1 import arena_pb2 as pb
 
 
@@ -18,11 +18,11 @@ def plan_to_pb(plan: EventPlan) -> pb.CreateEventRequest:
         name=plan.name,
         format=plan.format,
         bots=list(plan.bots),
-        rules=convert.rules_to_pb(RuleSet.from_mapping(dict(plan.rules))),
+        rules=rules_to_pb(RuleSet.from_mapping(dict(plan.rules))),
         rounds=plan.rounds,
         matches=plan.matches,
         no_duplicate=not plan.duplicate,
-        time_control=convert.time_control_to_pb(plan.time_control),
+        time_control=time_control_to_pb(plan.time_control),
         policy=plan.policy,
         max_faults=plan.max_faults,
         seed=plan.seed,
@@ -37,11 +37,11 @@ def plan_from_pb(m: pb.CreateEventRequest) -> EventPlan:
         name=m.name,
         bots=tuple(m.bots),
         format=m.format or "round-robin",
-        rules=convert.rules_from_pb(dict(m.rules)).to_mapping(),
+        rules=rules_from_pb(dict(m.rules)).to_mapping(),
         rounds=m.rounds or 1,
         matches=m.matches,
         duplicate=not m.no_duplicate,
-        time_control=convert.time_control_from_pb(m.time_control, TimeControl()),
+        time_control=time_control_from_pb(m.time_control, TimeControl()),
         policy=m.policy or "lenient",
         max_faults=m.max_faults or FaultPolicy().max_faults,
         seed=m.seed,

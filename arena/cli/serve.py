@@ -93,20 +93,19 @@ def resume_matches(host: MatchHost, folder: Path, only: Collection[str] | None =
 
 
 def competition_plugins(database: str | None, records: str) -> list[Plugin]:
-    """The lobby and scheduler, if there is a competition database (``--database``, or
-    ``RECORDS/competition.sqlite3`` made by ``arena bots add``).
+    """The lobby, scheduler and ``Competition`` service if there is a competition database
+    (``--database``, or ``RECORDS/competition.sqlite3``), opened (and migrated) here so a
+    bad one stops the start at once (ArenaError)."""
+    from arena.competition.database import database_url, default_path, shown
+    from arena.competition.service import competition_plugin, lobby_plugin
+    from arena.competition.store import open_store
 
-    Raises:
-        ArenaError: a database URL this arena cannot use.
-    """
-    from arena.competition.service import lobby_plugin, standings_plugin
-    from arena.competition.store import database_path
-
-    path = database_path(database, records)
-    if database is None and not path.exists():
+    if database is None and not default_path(records).exists():
         return []
-    print(f"competition database: {path} (lobby open)", file=sys.stderr, flush=True)
-    return [lobby_plugin(path, records), standings_plugin(path)]
+    url = database_url(database, records)
+    open_store(url).close()
+    print(f"competition database: {shown(url)} (lobby open)", file=sys.stderr, flush=True)
+    return [lobby_plugin(url, records), competition_plugin(url)]
 
 
 def _skip(path: Path, line: int, why: str) -> None:
@@ -151,9 +150,10 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--database",
         default=None,
-        metavar="FILE",
-        help="the competition database (registered bots, events; docs/competition.md); "
-        "default RECORDS/competition.sqlite3, used if it exists",
+        metavar="FILE|URL",
+        help="the competition database (registered bots, events; docs/competition.md): a "
+        "SQLite file or a postgresql://USER@HOST/DB URL; default RECORDS/competition.sqlite3, "
+        "used if it exists",
     )
     access = p.add_argument_group("access (docs/security.md)")
     access.add_argument(

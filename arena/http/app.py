@@ -19,6 +19,7 @@ viewer (finished), ``/matches/{id}/events`` the event stream (Server-Sent Events
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import trio
@@ -31,7 +32,7 @@ from starlette.responses import (
     RedirectResponse,
     Response,
 )
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from arena.http.feed import EventStream, PageFeeds
 from arena.http.metrics import ArenaMetrics
@@ -61,13 +62,25 @@ class Denied(Exception):
         self.message = message
 
 
+#: The access check a page added by a layer above gets: the caller's role, or the
+#: response that refuses it (401/403), or a redirect that keeps ``?token=`` in a cookie.
+PageGuard = Callable[[Request], Role | Response]
+#: Routes a layer above adds to the app (the competition's standings pages), given the guard.
+PageRoutes = Callable[[PageGuard], Sequence[BaseRoute]]
+
+
 def build_app(
-    host: MatchHost, access: Access, metrics: ArenaMetrics, nursery: trio.Nursery
+    host: MatchHost,
+    access: Access,
+    metrics: ArenaMetrics,
+    nursery: trio.Nursery,
+    pages: Sequence[PageRoutes] = (),
 ) -> Starlette:
-    """The app for one server (its host, its access rules, its metrics); the event
-    streams' feeds run in ``nursery``."""
+    """The app for one server (its host, its access rules, its metrics), with the pages
+    of ``pages`` (each judged by the same access check); the event streams' feeds run in
+    ``nursery``."""
     web = _Web(host, access, metrics, nursery)
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/", web.index),
         Route("/api/matches", web.api_matches),
         Route("/matches/{match_id}", web.match_page),
@@ -75,6 +88,8 @@ def build_app(
         Route("/metrics", web.metrics_text),
         Route("/healthz", web.healthz),
     ]
+    for add in pages:
+        routes += add(web._page)
     return Starlette(routes=routes)
 
 

@@ -29,7 +29,15 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from arena.server.app import ArenaServer, Extension, Plugin, open_arena_server
     from arena.server.archive import live_info
     from arena.server.bridge import AsyncioOutbox, call_in_trio_nowait, run_in_trio
-    from arena.server.convert import cards_from_pb, cards_to_pb, event_to_pb
+    from arena.server.convert import (
+        cards_from_pb,
+        cards_to_pb,
+        event_to_pb,
+        rules_from_pb,
+        rules_to_pb,
+        time_control_from_pb,
+        time_control_to_pb,
+    )
     from arena.server.host import (
         PROTOCOL,
         HostedMatch,
@@ -72,6 +80,10 @@ _FRONT: dict[str, str] = {
     "cards_from_pb": "convert",
     "cards_to_pb": "convert",
     "event_to_pb": "convert",
+    "rules_from_pb": "convert",
+    "rules_to_pb": "convert",
+    "time_control_from_pb": "convert",
+    "time_control_to_pb": "convert",
     "PROTOCOL": "host",
     "HostedMatch": "host",
     "MatchHost": "host",
@@ -131,7 +143,11 @@ __all__ = [
     "read_token_file",
     "record_factory",
     "records_problem",
+    "rules_from_pb",
+    "rules_to_pb",
     "run_in_trio",
+    "time_control_from_pb",
+    "time_control_to_pb",
     "token_hash",
 ]
 

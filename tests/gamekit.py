@@ -94,8 +94,9 @@ def play_all(match: MatchMachine, answers: Iterable[tuple[int, Action]]) -> None
 def snapshot(match: MatchMachine) -> dict[str, Any]:
     """Everything observable about a match and its current deal, deep-copied."""
     deal = match.deal
-    state = {k: copy.deepcopy(v) for k, v in vars(deal).items() if k != "order"}
-    state["order"] = id(deal.order)
+    # the private state itself (the cached snapshot aside: judging an answer may make it)
+    state = {k: copy.deepcopy(v) for k, v in vars(deal).items() if k not in ("_order", "_snapshot")}
+    state["order"] = id(deal.snapshot().order)
     state["match_events"] = [e.to_dict() for e in match.events]
     state["pending"] = match.pending()
     state["levels"] = match.levels

@@ -54,7 +54,7 @@ Check = Callable[[MatchMachine, Decision, Action, list[Event]], None]
 
 def junk(rng: random.Random, match: MatchMachine, decision: Decision) -> Action:
     """A random subset of the seat's hand: mostly illegal, sometimes not."""
-    hand = match.deal.hands[decision.seat]
+    hand = match.deal.snapshot().hands[decision.seat]
     size = decision.count or rng.randint(0, 3)
     return tuple(rng.sample(hand, min(len(hand), max(0, size + rng.choice((-1, 0, 0, 1))))))
 
@@ -145,7 +145,7 @@ def test_seats_see_only_what_they_may(seed: int) -> None:
 
     def redacted(m: MatchMachine, d: Decision, a: Action, _: list[Event]) -> None:
         new, seen[0] = m.events[seen[0] :], len(m.events)
-        deal = m.deal
+        deal = m.deal.snapshot()
         over = deal.phase is Phase.OVER
         for seat in range(4):
             view = seat_view(m, seat)

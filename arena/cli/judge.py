@@ -7,6 +7,7 @@ and goes on. :func:`answer` is the pure core; :func:`run` is the thin I/O loop.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any
@@ -16,13 +17,14 @@ from arena.rules import (
     Bid,
     Card,
     CardOrder,
+    LeadVerdict,
+    Position,
     Rank,
     RuleSet,
     Trump,
     card_order,
     check_counts,
-    check_follow,
-    check_lead,
+    check_play,
     codes,
     deal_result,
     decompose,
@@ -30,6 +32,7 @@ from arena.rules import (
     kitty_bonus,
     legal_bids,
     parse_cards,
+    position_of,
     shape_of,
     trick_winner,
 )
@@ -198,7 +201,9 @@ def _q_follow(q: dict[str, Any], rules: RuleSet) -> Answer:
     play = _cards(q, "play", rules, allow_empty=True)
     _together(rules, lead, hand)
     units = _units_of(lead, order, "lead")
-    verdict = check_follow(lead, hand, play, order, units)
+    hands = (None, hand, None, None)  # the follower's hand; the leader's and others' unknown
+    position = position_of(hands, order.trump, plays=[lead], rules=rules)
+    verdict = check_play(dataclasses.replace(position, landed_units=tuple(units)), play)
     return {"legal": verdict.legal, "reason": verdict.reason}
 
 
@@ -212,7 +217,10 @@ def _q_lead(q: dict[str, Any], rules: RuleSet) -> Answer:
     hands = [_cards({"hand": h}, "hand", rules, allow_empty=True) for h in raw]
     _together(rules, *hands)
     play = _cards(q, "play", rules)
-    v = check_lead(leader, hands, play, order, dealer)
+    position = position_of(hands, order.trump, dealer=dealer, leader=leader, rules=rules)
+    v = check_play(position, play)
+    if not isinstance(v, LeadVerdict):  # pragma: no cover - a lead is judged as one
+        raise TypeError(f"a lead's verdict is a LeadVerdict, not {v!r}")
     return {
         "legal": v.legal,
         "reason": v.reason,
@@ -282,7 +290,7 @@ def _q_bids(q: dict[str, Any], rules: RuleSet) -> Answer:
         winning = Bid(_seat(raw, "seat"), tuple(cards))
         if winning.seat != seat:  # a seat's own winning bid is shown from its hand
             _together(rules, hand, cards)
-    bids = legal_bids(level, seat, hand, winning, rules)
+    bids = legal_bids(Position.holding(seat, hand, level, bid=winning, rules=rules), seat)
     return {"bids": [codes(b) for b in bids]}
 
 

@@ -4,7 +4,7 @@ No trio, no gRPC, no clocks, no randomness: a seed and the answers fix the match
 """
 
 from arena.game.control import FaultPolicy, PolicyKind, TimeControl
-from arena.game.deal import DealMachine, Phase
+from arena.game.deal import TRANSITIONS, DealMachine, Step
 from arena.game.domain import FaultKind, Termination
 from arena.game.events import (
     EVENTS,
@@ -32,11 +32,12 @@ from arena.game.events import (
     team_of,
 )
 from arena.game.fallback import FallbackBasis
-from arena.game.match import MatchMachine, MatchSetup
+from arena.game.match import MATCH_TRANSITIONS, MatchMachine, MatchPhase, MatchSetup
 from arena.game.recorder import EventSink, FaultNote, Recorder, RecordFeed
 from arena.game.requests import Bot, Request, SeatFeed
 from arena.game.selfplay import SelfplayStats, check_cards, tally_events
 from arena.game.shuffle import first_seat, shuffled_deck
+from arena.game.snapshot import DealSnapshot, MatchSnapshot, PastTrick, Phase
 from arena.game.stacking import hands_of, seed_for_first_seat, stack
 from arena.game.views import (
     SeatView,
@@ -58,7 +59,9 @@ def order_for(request: Request) -> CardOrder:
 
 __all__ = [
     "EVENTS",
+    "MATCH_TRANSITIONS",
     "PASS",
+    "TRANSITIONS",
     "Action",
     "BidMade",
     "Bot",
@@ -67,20 +70,24 @@ __all__ = [
     "DealEnded",
     "DealMachine",
     "DealRevealed",
+    "DealSnapshot",
     "DealStarted",
     "Decision",
     "Event",
     "EventSink",
     "FallbackBasis",
     "FaultKind",
-    "FaultPolicy",
     "FaultNote",
+    "FaultPolicy",
     "Kind",
     "KittyBuried",
     "KittyTaken",
     "MatchEnded",
     "MatchMachine",
+    "MatchPhase",
     "MatchSetup",
+    "MatchSnapshot",
+    "PastTrick",
     "PenaltyApplied",
     "Phase",
     "PolicyKind",
@@ -91,10 +98,11 @@ __all__ = [
     "SeatFeed",
     "SeatView",
     "SelfplayStats",
+    "Step",
     "Termination",
     "ThrowFailed",
-    "TrickView",
     "TimeControl",
+    "TrickView",
     "TrickWon",
     "TrumpDeclared",
     "check_cards",

@@ -3,6 +3,10 @@
 Sans-IO in the style of h11: the machine says which decisions are pending
 (:meth:`DealMachine.pending`), takes answers (:meth:`DealMachine.answer`) and returns
 the events they caused. It never waits, reads no clock and draws no random number.
+Every move it can make is one row of :data:`TRANSITIONS` (phase × input → handler,
+next phase): the answers a seat gives, and the steps the machine gives itself when a
+phase's work is done. Its state is private; :meth:`DealMachine.snapshot` is the frozen
+picture views and tests read, and its ``repr`` is the position's text form.
 
 Blame lives in the type (STYLE.md habit 5): an answer that breaks a rule raises
 :class:`~arena.errors.IllegalPlay` and leaves the machine unchanged; driving the
@@ -15,7 +19,7 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import Final, NamedTuple
 
 from arena.errors import IllegalPlay, StateError
 from arena.game.bidding import apply_window, bid_window, trump_from_kitty
@@ -36,16 +40,19 @@ from arena.game.events import (
     ThrowFailed,
     TrickWon,
     TrumpDeclared,
-    team_of,
 )
 from arena.game.fallback import FallbackBasis
 from arena.game.settle import settle_deal
+from arena.game.snapshot import DealSnapshot, PastTrick, Phase
 from arena.rules import (
     LEGAL,
+    SEATS,
     Bid,
     Card,
     CardOrder,
     Leading,
+    LeadVerdict,
+    Position,
     Rank,
     RuleSet,
     Trump,
@@ -53,20 +60,27 @@ from arena.rules import (
     Verdict,
     card_order,
     check_bid,
-    check_follow,
-    check_lead,
+    check_bury,
+    check_play,
     first_leading,
-    format_cards,
-    missing_from,
     next_leading,
 )
 
 
-class Phase(enum.Enum):
-    BIDDING = "bidding"
-    BURYING = "burying"
-    PLAYING = "playing"
-    OVER = "over"
+class Step(enum.Enum):
+    """The inputs the machine gives itself when a phase's work is done."""
+
+    NO_BID = "no bid in the first deal"  # deal again
+    TRUMP_SET = "trump settled"  # the dealer takes the kitty
+    LAST_TRICK = "the last trick was won"  # settle the deal
+
+
+class Answer(NamedTuple):
+    """A seat's answer, judged: the decision it answers, the cards, the verdict."""
+
+    decision: Decision
+    action: Action
+    verdict: Verdict
 
 
 class DealMachine:
@@ -75,7 +89,7 @@ class DealMachine:
     ``cards`` is the shuffled deck in dealing order. ``dealer`` is ``None`` in the first
     deal of a match, where the bidding decides it; then ``redeal_fallback`` says whether
     a deal without any bid falls back to the first seat (after three redeals) instead of
-    ending in a redeal (``self.redeal`` is then true).
+    ending in a redeal (the snapshot's ``redeal`` is then true).
     """
 
     def __init__(
@@ -90,52 +104,75 @@ class DealMachine:
         attempt: int = 0,
         redeal_fallback: bool = False,
     ) -> None:
-        self.rules = rules
-        self.deal = deal
-        self.attempt = attempt
-        self.dealer = dealer
-        self.levels = levels
-        self.level = levels[team_of(dealer)] if dealer is not None else rules.start_level
-        self.first_seat = first_seat
-        self.redeal_fallback = redeal_fallback
-        self.deck = tuple(cards)
-        self.hands: list[list[Card]] = [[], [], [], []]
-        self.kitty: list[Card] = []
-        self.phase = Phase.BIDDING
-        self.events: list[Event] = []
-        self.redeal = False
+        self.rules: Final = rules
+        self.deal: Final = deal  # the deal's number, from 1
+        self._attempt = attempt
+        self._dealer = dealer
+        self._levels = levels
+        self._level = levels[SEATS[dealer].team] if dealer is not None else rules.start_level
+        self._first_seat = first_seat
+        self._redeal_fallback = redeal_fallback
+        self._deck = tuple(cards)
+        self._phase = Phase.BIDDING
+        self.events: Final[list[Event]] = []
+        self._snapshot: DealSnapshot | None = None
+        self._hands: list[list[Card]] = [[], [], [], []]
+        self._kitty: list[Card] = []
+        self._redeal = False
         # bidding
-        self.bids: list[Bid] = []
-        self.winning: Bid | None = None
-        self.dealt = 0
+        self._bids: list[Bid] = []
+        self._winning: Bid | None = None
+        self._dealt = 0
         self._seen: list[frozenset[Action]] = [frozenset()] * 4
         self._closing = False
         self._window: dict[int, Decision] = {}
         self._answers: dict[int, Action] = {}
         # play
-        self.trump: Trump | None = None
-        self.order: CardOrder | None = None
-        self.trick = 1  # numbered from 1 within the deal
-        self.leader = 0
-        self.plays: list[tuple[int, Action]] = []
-        self.played: list[Card] = []  # the cards of finished tricks
-        self.leading = Leading(0, 0, (), 0)  # the play winning the trick in progress
-        self.lead_units: list[Unit] = []
-        self.previous: tuple[int, list[tuple[int, Action]], int] | None = None
-        self.revealed: list[list[Card]] = [[], [], [], []]
-        self.trick_points = 0
-        self.points_by_seat = [0, 0, 0, 0]  # card points won in tricks, per seat
-        self.throw_penalties = 0
-        self.team_penalties = [0, 0]
-        self.result: DealEnded | None = None
-        self.match_won = False
+        self._trump: Trump | None = None
+        self._order: CardOrder | None = None
+        self._trick = 1
+        self._leader = 0
+        self._plays: list[tuple[int, Action]] = []
+        self._played: list[Card] = []  # the cards of finished tricks
+        self._leading = Leading(0, 0, (), 0)  # the play winning the trick in progress
+        self._lead_units: tuple[Unit, ...] = ()
+        self._previous: PastTrick | None = None
+        self._revealed: list[list[Card]] = [[], [], [], []]
+        self._trick_points = 0
+        self._points_by_seat = [0, 0, 0, 0]  # card points won in tricks, per seat
+        self._throw_penalties = 0
+        self._team_penalties = [0, 0]
+        self._ended: tuple[DealEnded, bool] | None = None  # the result, the match won
         expected = 4 * rules.hand_size + rules.kitty_size
-        if len(self.deck) != expected:
-            raise StateError(f"a deck for this deal needs {expected} cards, not {len(self.deck)}")
-        self._emit(DealStarted(deal, attempt, dealer, self.level, first_seat, levels))
-        self._deal_on()
+        if len(self._deck) != expected:
+            raise StateError(f"a deck for this deal needs {expected} cards, not {len(self._deck)}")
+        self._emit(DealStarted(deal, attempt, dealer, self._level, first_seat, levels))
+        self._fire(self._deal_on())
 
     # -- the public verbs ----------------------------------------------------------------
+
+    @property
+    def phase(self) -> Phase:
+        return self._phase
+
+    @property
+    def trick(self) -> int:
+        """The number of the trick in progress (from 1)."""
+        return self._trick
+
+    def snapshot(self) -> DealSnapshot:
+        """The deal as of now, frozen (made once per change)."""
+        if self._snapshot is None:
+            self._snapshot = self._freeze()
+        return self._snapshot
+
+    @property
+    def position(self) -> Position:
+        """The rules' view of the deal now (what the legality API judges against)."""
+        return self.snapshot().position
+
+    def __repr__(self) -> str:
+        return f"<DealMachine deal {self.deal} {self._phase.value}: {self.position}>"
 
     def pending(self) -> tuple[Decision, ...]:
         """The decisions waiting for an answer (several only in a bid window)."""
@@ -150,19 +187,19 @@ class DealMachine:
             StateError: ``seat`` has no pending decision.
         """
         decision = self._pending_for(seat)
-        handler = _MOVES.get((self.phase, decision.kind))
-        if handler is None:
-            raise StateError(f"no {decision.kind.value} is allowed in phase {self.phase.value}")
-        verdict = self._judge(decision, tuple(action))
+        cards = tuple(action)
+        verdict = self._judge(decision, cards)
         if not verdict.legal:
             raise IllegalPlay(verdict.reason)
         start = len(self.events)
-        handler(self, decision, tuple(action))
+        self._fire(decision.kind, Answer(decision, cards, verdict))
         return self.events[start:]
 
     def check(self, seat: int, action: Sequence[Card]) -> Verdict:
-        """Judge an answer without applying it (the ``Check`` dry run)."""
-        return self._judge(self._pending_for(seat), tuple(action))
+        """Judge an answer without applying it (the ``Check`` dry run). A legal lead is
+        plain :data:`LEGAL`: whether a throw would fail tells what others hold."""
+        verdict = self._judge(self._pending_for(seat), tuple(action))
+        return LEGAL if verdict.legal else Verdict(False, verdict.reason)
 
     def fallback(self, seat: int) -> Action:
         """The deterministic legal answer the referee plays on a timeout or fault."""
@@ -172,17 +209,26 @@ class DealMachine:
         """What ``seat``'s fallback depends on, frozen now: it holds nothing of the
         machine, so it can travel with a request and never goes stale."""
         decision = self._pending_for(seat)
-        order = self._order() if decision.kind is not Kind.BID else None
-        return FallbackBasis(decision, tuple(self.hands[seat]), order, tuple(self.lead_units))
+        return FallbackBasis(decision, self.position if decision.kind is not Kind.BID else None)
 
     def penalize(self, team: int, points: int, reason: str) -> list[Event]:
         """Charge ``points`` against ``team`` (a referee penalty, settled at deal end)."""
-        if self.phase is Phase.OVER:
+        if self._phase is Phase.OVER:
             raise StateError("the deal is over: penalties apply to the next deal")
-        self.team_penalties[team] += points
+        self._team_penalties[team] += points
         return [self._emit(PenaltyApplied(team, points, reason))]
 
-    # -- judging -------------------------------------------------------------------------
+    # -- the machinery -------------------------------------------------------------------
+
+    def _fire(self, what: Kind | Step | None, answer: Answer | None = None) -> None:
+        """Feed ``what`` through :data:`TRANSITIONS`, then any step its handler returns."""
+        while what is not None:
+            row = TRANSITIONS.get((self._phase, what))
+            if row is None:
+                raise StateError(f"no {what.value} is allowed in phase {self._phase.value}")
+            handler, after = row
+            what = handler(self, answer)
+            self._phase, answer, self._snapshot = after, None, None
 
     def _pending_for(self, seat: int) -> Decision:
         decision = self._window.get(seat)
@@ -192,202 +238,215 @@ class DealMachine:
         return decision
 
     def _judge(self, decision: Decision, action: Action) -> Verdict:
-        seat = decision.seat
-        hand = self.hands[seat]
+        """One verdict per answer, from the legality API (a lead's is a LeadVerdict)."""
         if decision.kind is Kind.BID:
-            return check_bid(self.level, seat, hand, self.winning, action, self.rules)
+            return check_bid(self.position, decision.seat, action)
         if decision.kind is Kind.BURY:
-            if len(action) != decision.count:
-                return Verdict(False, f"bury exactly {decision.count} cards, not {len(action)}")
-            missing = missing_from(hand, action)
-            return Verdict(False, f"not in hand: {format_cards(missing)}") if missing else LEGAL
-        order = self._order()
-        if not decision.lead:
-            lead = check_lead(seat, self.hands, action, order, self._dealer())
-            return Verdict(lead.legal, lead.reason) if not lead.legal else LEGAL
-        return check_follow(decision.lead, hand, action, order, self.lead_units)
-
-    def _order(self) -> CardOrder:
-        if self.order is None:
-            raise StateError("no trump has been declared yet")
-        return self.order
-
-    def _dealer(self) -> int:
-        if self.dealer is None:
-            raise StateError("no dealer yet")
-        return self.dealer
+            return check_bury(self.position, action)
+        return check_play(self.position, action)
 
     def _emit(self, event: Event) -> Event:
         self.events.append(event)
+        self._snapshot = None
         return event
+
+    def _freeze(self) -> DealSnapshot:
+        h, r = self._hands, self._revealed
+        hands = (tuple(h[0]), tuple(h[1]), tuple(h[2]), tuple(h[3]))
+        plays = tuple(self._plays)
+        bidding = self._phase is Phase.BIDDING
+        position = Position(
+            hands, self._level, self._trump, self._dealer, None if bidding else tuple(self._kitty),
+            self._leader, tuple(cards for _, cards in plays), self._trick_points,
+            self._winning, self.rules, self._lead_units if plays else None,
+        )  # fmt: skip
+        s, t = self._points_by_seat, self._team_penalties
+        ended, won = self._ended or (None, False)
+        return DealSnapshot(
+            self.rules, self.deal, self._attempt, self._phase, self._dealer, self._level,
+            self._levels, self._first_seat, self._deck, self._dealt, hands, tuple(self._kitty),
+            tuple(self._bids), self._winning, self._trump, self._order, self._trick,
+            self._leader, plays, self._winning_seat() if plays else None, self._lead_units,
+            self._previous, tuple(self._played), (tuple(r[0]), tuple(r[1]), tuple(r[2]),
+            tuple(r[3])), self._trick_points, (s[0], s[1], s[2], s[3]),
+            self._throw_penalties, (t[0], t[1]), ended, won, self._redeal,
+            position,
+        )  # fmt: skip
 
     # -- dealing and bidding (RULES.md §5) -----------------------------------------------
 
-    def _deal_on(self) -> None:
+    def _deal_on(self) -> Step | None:
         """Deal rounds until a bid window opens, then the closing windows."""
         rounds = self.rules.hand_size
-        while self.dealt < rounds:
-            self.dealt += 1
-            base = (self.dealt - 1) * 4
+        while self._dealt < rounds:
+            self._dealt += 1
+            base = (self._dealt - 1) * 4
             for i in range(4):
-                seat = (self.first_seat + i) % 4
-                card = self.deck[base + i]
-                self.hands[seat].append(card)
+                seat = (self._first_seat + i) & 3
+                card = self._deck[base + i]
+                self._hands[seat].append(card)
                 self._emit(CardDealt(seat, card))
             if self._open_window(closing=False):
-                return
-        self.kitty = list(self.deck[4 * rounds :])
-        if not self._open_window(closing=True):
-            self._finish_bidding()
+                return None
+        self._kitty = list(self._deck[4 * rounds :])
+        return None if self._open_window(closing=True) else self._close_bidding()
 
     def _open_window(self, closing: bool) -> bool:
         self._closing = closing
-        self._window = bid_window(
-            self.hands, self.level, self.winning, self.rules, self._seen, closing
-        )
+        self._window = bid_window(self.position, self._seen, closing)
         self._answers = {}
         return bool(self._window)
 
-    def _on_bid(self, decision: Decision, action: Action) -> None:
-        self._answers[decision.seat] = action
-        self._seen[decision.seat] = frozenset(decision.options)
+    def _on_bid(self, answer: Answer | None) -> Step | None:
+        assert answer is not None
+        seat = answer.decision.seat
+        self._answers[seat] = answer.action
+        self._seen[seat] = frozenset(answer.decision.options)
         if len(self._answers) < len(self._window):
-            return
-        start = self.dealer if self.dealer is not None else self.first_seat
-        made = apply_window(self._answers, start, self.hands, self.level, self.winning, self.rules)
+            return None
+        start = self._dealer if self._dealer is not None else self._first_seat
+        made = apply_window(self._answers, start, self.position)
         for bid in made:
-            self.winning = bid
-            self.bids.append(bid)
+            self._winning = bid
+            self._bids.append(bid)
             self._emit(BidMade(bid.seat, bid.cards))
         self._window, self._answers = {}, {}
         if not self._closing:
-            self._deal_on()
-        elif not (made and self._open_window(closing=True)):
-            self._finish_bidding()
+            return self._deal_on()
+        if made and self._open_window(closing=True):
+            return None
+        return self._close_bidding()
 
-    def _finish_bidding(self) -> None:
+    def _close_bidding(self) -> Step:
         self._window, self._answers = {}, {}
+        if self._winning is None and self._dealer is None and not self._redeal_fallback:
+            return Step.NO_BID
+        return Step.TRUMP_SET
+
+    def _on_no_bid(self, _: Answer | None) -> None:
+        self._redeal = True
+        self._emit(Redealt(self._attempt + 1, "no bid in the first deal"))
+
+    def _on_trump(self, _: Answer | None) -> None:
         revealed: tuple[Card, ...] = ()
-        if self.winning is not None:
-            suit, source = self.winning.suit, "bid"
-            if self.dealer is None:
-                self.dealer = self.winning.seat
-        elif self.dealer is None and not self.redeal_fallback:
-            self.redeal = True
-            self.phase = Phase.OVER
-            self._emit(Redealt(self.attempt + 1, "no bid in the first deal"))
-            return
+        if self._winning is not None:
+            suit, source = self._winning.suit, "bid"
+            if self._dealer is None:
+                self._dealer = self._winning.seat
         else:
-            source = "kitty" if self.dealer is not None else "redeal_fallback"
-            if self.dealer is None:
-                self.dealer = self.first_seat
-            suit, revealed = trump_from_kitty(self.kitty, self.level, self.rules.no_bid)
-        self.trump = Trump(self.level, suit)
-        self.order = card_order(self.trump, self.rules)
-        bidder = self.winning.seat if self.winning else None
-        self._emit(
-            TrumpDeclared(
-                self.level, suit.value if suit else None, self.dealer, source, bidder, revealed
-            )
-        )
-        dealer = self.dealer
-        self.hands[dealer].extend(self.kitty)
-        self._emit(KittyTaken(dealer, tuple(self.kitty)))
-        self.phase = Phase.BURYING
+            source = "kitty" if self._dealer is not None else "redeal_fallback"
+            if self._dealer is None:
+                self._dealer = self._first_seat
+            suit, revealed = trump_from_kitty(self._kitty, self._level, self.rules.no_bid)
+        self._trump = Trump(self._level, suit)
+        self._order = card_order(self._trump, self.rules)
+        bidder = self._winning.seat if self._winning else None
+        dealer = self._dealer
+        self._emit(TrumpDeclared(
+            self._level, suit.value if suit else None, dealer, source, bidder, revealed
+        ))  # fmt: skip
+        self._hands[dealer].extend(self._kitty)
+        self._emit(KittyTaken(dealer, tuple(self._kitty)))
         self._window = {dealer: Decision(dealer, Kind.BURY, count=self.rules.kitty_size)}
 
     # -- the kitty (RULES.md §6) ---------------------------------------------------------
 
-    def _on_bury(self, decision: Decision, action: Action) -> None:
-        dealer = decision.seat
-        hand = self.hands[dealer]
-        for card in action:
+    def _on_bury(self, answer: Answer | None) -> None:
+        assert answer is not None
+        dealer = answer.decision.seat
+        hand = self._hands[dealer]
+        for card in answer.action:
             hand.remove(card)
-        self.kitty = list(action)
-        self._emit(KittyBuried(dealer, action))
-        self.phase = Phase.PLAYING
-        self.leader = dealer
+        self._kitty = list(answer.action)
+        self._emit(KittyBuried(dealer, answer.action))
+        self._leader = dealer
         self._window = {dealer: Decision(dealer, Kind.PLAY)}
 
     # -- tricks (RULES.md §7) ------------------------------------------------------------
 
-    def _on_play(self, decision: Decision, action: Action) -> None:
-        seat = decision.seat
-        order = self._order()
-        landed = action
-        if not decision.lead:
-            lead = check_lead(seat, self.hands, action, order, self._dealer())
+    def _on_play(self, answer: Answer | None) -> Step | None:
+        assert answer is not None and self._order is not None
+        decision, action, lead = answer
+        seat, order, landed = decision.seat, self._order, action
+        if isinstance(lead, LeadVerdict):  # judged once, in answer(): what lands, what it costs
             landed = lead.played
-            self.lead_units = list(lead.units)
+            self._lead_units = lead.units
             if lead.failed:
-                self.throw_penalties += lead.penalty
+                self._throw_penalties += lead.penalty
                 # shown cards stay shown: a second failed throw shows only what is new
-                union = Counter(self.revealed[seat]) | Counter(lead.returned)
-                self.revealed[seat] = list(union.elements())
-                self._emit(
-                    ThrowFailed(
-                        seat, action, landed, lead.returned, lead.blocker or 0, lead.penalty
-                    )
-                )
-        hand = self.hands[seat]
-        shown = self.revealed[seat]
+                union = Counter(self._revealed[seat]) | Counter(lead.returned)
+                self._revealed[seat] = list(union.elements())
+                self._emit(ThrowFailed(
+                    seat, action, landed, lead.returned, lead.blocker or 0, lead.penalty
+                ))  # fmt: skip
+        hand, shown = self._hands[seat], self._revealed[seat]
         for card in landed:
             hand.remove(card)
             if card in shown:
                 shown.remove(card)
-        if self.plays:  # who leads the trick now (RULES.md §7, Winning a trick)
-            led = order.lane[self.plays[0][1][0].index]
-            self.leading = next_leading(self.leading, len(self.plays), landed, self.lead_units,
-                                        led, order)  # fmt: skip
+        plays = self._plays
+        if plays:  # who leads the trick now (RULES.md §7, Winning a trick)
+            led = order.lane[plays[0][1][0].index]
+            self._leading = next_leading(self._leading, len(plays), landed, self._lead_units,
+                                         led, order)  # fmt: skip
         else:
-            self.leading = first_leading(landed, self.lead_units, order)
-        self.plays.append((seat, landed))
-        self._emit(CardsPlayed(seat, self.trick, landed))
-        if len(self.plays) < 4:
-            nxt = (seat + 1) % 4
-            self._window = {nxt: Decision(nxt, Kind.PLAY, count=len(landed), lead=self.plays[0][1])}
-            return
-        winner = self.winning_seat
-        won = sum(card.points for _, cards in self.plays for card in cards)
-        self.points_by_seat[winner] += won
-        if team_of(winner) != team_of(self._dealer()):
-            self.trick_points += won
-        self._emit(TrickWon(self.trick, winner, won, self.trick_points))
-        self.previous = (self.leader, self.plays, winner)
-        for _, cards in self.plays:
-            self.played.extend(cards)
-        last_units = self.lead_units
-        self.trick += 1
-        self.plays = []
-        self.leader = winner
-        if self.hands[winner]:
+            self._leading = first_leading(landed, self._lead_units, order)
+        plays.append((seat, landed))
+        self._emit(CardsPlayed(seat, self._trick, landed))
+        if len(plays) < 4:
+            nxt = (seat + 1) & 3
+            self._window = {nxt: Decision(nxt, Kind.PLAY, count=len(landed), lead=plays[0][1])}
+            return None
+        winner = self._winning_seat()
+        won = sum(card.points for _, cards in plays for card in cards)
+        self._points_by_seat[winner] += won
+        if self._dealer is None or SEATS[winner].team != SEATS[self._dealer].team:
+            self._trick_points += won
+        self._emit(TrickWon(self._trick, winner, won, self._trick_points))
+        self._previous = PastTrick(self._leader, tuple(plays), winner)
+        for _, cards in plays:
+            self._played.extend(cards)
+        self._trick += 1
+        self._plays = []
+        self._leader = winner
+        if self._hands[winner]:
+            self._lead_units = ()
             self._window = {winner: Decision(winner, Kind.PLAY)}
-        else:
-            self._end(winner, last_units)
+            return None
+        return Step.LAST_TRICK
 
-    @property
-    def winning_seat(self) -> int:
+    def _winning_seat(self) -> int:
         """The seat winning the trick in progress so far (the leader before any follow)."""
-        return (self.leader + self.leading.place) % 4 if self.plays else self.leader
+        return (self._leader + self._leading.place) & 3 if self._plays else self._leader
 
     # -- the end of the deal (RULES.md §8) ----------------------------------------------
 
-    def _end(self, last_winner: int, last_units: Sequence[Unit]) -> None:
+    def _on_end(self, _: Answer | None) -> None:
         self._window = {}
-        self.phase = Phase.OVER
-        dealer = self._dealer()
-        team = team_of(dealer)
-        faults = self.team_penalties[team] - self.team_penalties[1 - team]
-        self.result, self.match_won = settle_deal(
-            self.rules, self.deal, dealer, self.levels, self.trick_points, self.kitty,
-            last_winner, last_units, self.throw_penalties, faults,
+        assert self._previous is not None and self._dealer is not None
+        dealer = self._dealer
+        team = SEATS[dealer].team
+        faults = self._team_penalties[team] - self._team_penalties[1 - team]
+        self._ended = settle_deal(
+            self.rules, self.deal, dealer, self._levels, self._trick_points, self._kitty,
+            self._previous.winner, self._lead_units, self._throw_penalties, faults,
         )  # fmt: skip
-        self._emit(self.result)
+        self._emit(self._ended[0])
 
 
-_MOVES: Final[dict[tuple[Phase, Kind], Callable[[DealMachine, Decision, Action], None]]] = {
-    (Phase.BIDDING, Kind.BID): DealMachine._on_bid,
-    (Phase.BURYING, Kind.BURY): DealMachine._on_bury,
-    (Phase.PLAYING, Kind.PLAY): DealMachine._on_play,
+Handler = Callable[[DealMachine, Answer | None], Step | None]
+
+TRANSITIONS: Final[dict[tuple[Phase, Kind | Step], tuple[Handler, Phase]]] = {
+    # phase           input             handler                  next phase
+    (Phase.BIDDING, Kind.BID): (DealMachine._on_bid, Phase.BIDDING),
+    (Phase.BIDDING, Step.NO_BID): (DealMachine._on_no_bid, Phase.OVER),
+    (Phase.BIDDING, Step.TRUMP_SET): (DealMachine._on_trump, Phase.BURYING),
+    (Phase.BURYING, Kind.BURY): (DealMachine._on_bury, Phase.PLAYING),
+    (Phase.PLAYING, Kind.PLAY): (DealMachine._on_play, Phase.PLAYING),
+    (Phase.PLAYING, Step.LAST_TRICK): (DealMachine._on_end, Phase.OVER),
 }
-"""The allowed moves: (phase, decision kind) → handler. Anything else is a StateError."""
+"""Every move of a deal: (phase, input) → (handler, the phase after it). An answer's
+input is its decision's kind; a handler returns the step that follows, if any. Anything
+not in the table is a StateError."""
+
+__all__ = ["TRANSITIONS", "Answer", "DealMachine", "Phase", "Step"]

@@ -23,17 +23,19 @@ from arena.errors import IllegalPlay
 from arena.game import (
     Action,
     Decision,
+    FaultPolicy,
     Kind,
     MatchMachine,
     MatchSetup,
+    PolicyKind,
     Recorder,
     RecordFeed,
     Request,
     SeatFeed,
+    TimeControl,
     landed,
     team_of,
 )
-from arena.game import FaultPolicy, PolicyKind, TimeControl
 from arena.referee.faults import BotError, Fault, FaultKind, SeatVerdict
 
 

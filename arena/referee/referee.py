@@ -20,12 +20,13 @@ import trio
 from arena.game import (
     Action,
     Event,
+    FaultPolicy,
     MatchEnded,
     MatchSetup,
     Recorder,
+    TimeControl,
     indexed_seat_events,
 )
-from arena.game import FaultPolicy, TimeControl
 from arena.referee.core import Ask, Outcome, RefereeCore
 from arena.referee.faults import BotError, Fault, SeatVerdict
 from arena.referee.seats import Seat

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from arena.records import Record, RecordError, RecordHeader, reopen, verify
+from arena.records import Record, RecordError, reopen, verify
 from arena.records.lines import AnswerLine, CancelLine, DeckLine, EventLine
 from arena.referee.core import RefereeCore
 from arena.referee.faults import BotError, BotGone, FaultKind

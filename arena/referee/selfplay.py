@@ -14,15 +14,16 @@ from arena.game import (
     Action,
     Bot,
     Decision,
+    FaultPolicy,
     Kind,
     MatchMachine,
     MatchSetup,
     Recorder,
     SelfplayStats,
+    TimeControl,
     check_cards,
     tally_events,
 )
-from arena.game import FaultPolicy, TimeControl
 from arena.referee.core import Answerer, Ask, RefereeCore, play
 from arena.referee.faults import BotError
 

@@ -23,12 +23,12 @@ from typing import Final, NamedTuple
 
 from arena.errors import IllegalPlay, StateError
 from arena.game.bidding import apply_window, bid_window, trump_from_kitty
+from arena.game.deal_state import DealState
 from arena.game.events import (
     Action,
     BidMade,
     CardDealt,
     CardsPlayed,
-    DealEnded,
     DealStarted,
     Decision,
     Event,
@@ -47,16 +47,12 @@ from arena.game.snapshot import DealSnapshot, PastTrick, Phase
 from arena.rules import (
     LEGAL,
     SEATS,
-    Bid,
     Card,
-    CardOrder,
-    Leading,
     LeadVerdict,
     Position,
     Rank,
     RuleSet,
     Trump,
-    Unit,
     Verdict,
     card_order,
     check_bid,
@@ -106,64 +102,35 @@ class DealMachine:
     ) -> None:
         self.rules: Final = rules
         self.deal: Final = deal  # the deal's number, from 1
-        self._attempt = attempt
-        self._dealer = dealer
-        self._levels = levels
-        self._level = levels[SEATS[dealer].team] if dealer is not None else rules.start_level
-        self._first_seat = first_seat
-        self._redeal_fallback = redeal_fallback
-        self._deck = tuple(cards)
-        self._phase = Phase.BIDDING
+        level = levels[SEATS[dealer].team] if dealer is not None else rules.start_level
+        self._s = DealState(
+            rules, deal, attempt, dealer, levels, level, first_seat, redeal_fallback, tuple(cards)
+        )
         self.events: Final[list[Event]] = []
         self._snapshot: DealSnapshot | None = None
-        self._hands: list[list[Card]] = [[], [], [], []]
-        self._kitty: list[Card] = []
-        self._redeal = False
-        # bidding
-        self._bids: list[Bid] = []
-        self._winning: Bid | None = None
-        self._dealt = 0
-        self._seen: list[frozenset[Action]] = [frozenset()] * 4
-        self._closing = False
-        self._window: dict[int, Decision] = {}
-        self._answers: dict[int, Action] = {}
-        # play
-        self._trump: Trump | None = None
-        self._order: CardOrder | None = None
-        self._trick = 1
-        self._leader = 0
-        self._plays: list[tuple[int, Action]] = []
-        self._played: list[Card] = []  # the cards of finished tricks
-        self._leading = Leading(0, 0, (), 0)  # the play winning the trick in progress
-        self._lead_units: tuple[Unit, ...] = ()
-        self._previous: PastTrick | None = None
-        self._revealed: list[list[Card]] = [[], [], [], []]
-        self._trick_points = 0
-        self._points_by_seat = [0, 0, 0, 0]  # card points won in tricks, per seat
-        self._throw_penalties = 0
-        self._team_penalties = [0, 0]
-        self._ended: tuple[DealEnded, bool] | None = None  # the result, the match won
         expected = 4 * rules.hand_size + rules.kitty_size
-        if len(self._deck) != expected:
-            raise StateError(f"a deck for this deal needs {expected} cards, not {len(self._deck)}")
-        self._emit(DealStarted(deal, attempt, dealer, self._level, first_seat, levels))
+        if len(self._s.deck) != expected:
+            raise StateError(
+                f"a deck for this deal needs {expected} cards, not {len(self._s.deck)}"
+            )
+        self._emit(DealStarted(deal, attempt, dealer, self._s.level, first_seat, levels))
         self._fire(self._deal_on())
 
     # -- the public verbs ----------------------------------------------------------------
 
     @property
     def phase(self) -> Phase:
-        return self._phase
+        return self._s.phase
 
     @property
     def trick(self) -> int:
         """The number of the trick in progress (from 1)."""
-        return self._trick
+        return self._s.trick
 
     def snapshot(self) -> DealSnapshot:
         """The deal as of now, frozen (made once per change)."""
         if self._snapshot is None:
-            self._snapshot = self._freeze()
+            self._snapshot = self._s.freeze()
         return self._snapshot
 
     @property
@@ -172,11 +139,11 @@ class DealMachine:
         return self.snapshot().position
 
     def __repr__(self) -> str:
-        return f"<DealMachine deal {self.deal} {self._phase.value}: {self.position}>"
+        return f"<DealMachine deal {self.deal} {self._s.phase.value}: {self.position}>"
 
     def pending(self) -> tuple[Decision, ...]:
         """The decisions waiting for an answer (several only in a bid window)."""
-        return tuple(d for s, d in self._window.items() if s not in self._answers)
+        return tuple(d for s, d in self._s.window.items() if s not in self._s.answers)
 
     def answer(self, seat: int, action: Sequence[Card]) -> list[Event]:
         """Apply ``seat``'s answer; return the events it caused (none until a bid window
@@ -213,9 +180,9 @@ class DealMachine:
 
     def penalize(self, team: int, points: int, reason: str) -> list[Event]:
         """Charge ``points`` against ``team`` (a referee penalty, settled at deal end)."""
-        if self._phase is Phase.OVER:
+        if self._s.phase is Phase.OVER:
             raise StateError("the deal is over: penalties apply to the next deal")
-        self._team_penalties[team] += points
+        self._s.team_penalties[team] += points
         return [self._emit(PenaltyApplied(team, points, reason))]
 
     # -- the machinery -------------------------------------------------------------------
@@ -223,16 +190,16 @@ class DealMachine:
     def _fire(self, what: Kind | Step | None, answer: Answer | None = None) -> None:
         """Feed ``what`` through :data:`TRANSITIONS`, then any step its handler returns."""
         while what is not None:
-            row = TRANSITIONS.get((self._phase, what))
+            row = TRANSITIONS.get((self._s.phase, what))
             if row is None:
-                raise StateError(f"no {what.value} is allowed in phase {self._phase.value}")
+                raise StateError(f"no {what.value} is allowed in phase {self._s.phase.value}")
             handler, after = row
             what = handler(self, answer)
-            self._phase, answer, self._snapshot = after, None, None
+            self._s.phase, answer, self._snapshot = after, None, None
 
     def _pending_for(self, seat: int) -> Decision:
-        decision = self._window.get(seat)
-        if decision is None or seat in self._answers:
+        decision = self._s.window.get(seat)
+        if decision is None or seat in self._s.answers:
             asked = ", ".join(str(d.seat) for d in self.pending()) or "nobody"
             raise StateError(f"seat {seat} has no pending decision (waiting for {asked})")
         return decision
@@ -250,188 +217,161 @@ class DealMachine:
         self._snapshot = None
         return event
 
-    def _freeze(self) -> DealSnapshot:
-        h, r = self._hands, self._revealed
-        hands = (tuple(h[0]), tuple(h[1]), tuple(h[2]), tuple(h[3]))
-        plays = tuple(self._plays)
-        bidding = self._phase is Phase.BIDDING
-        position = Position(
-            hands, self._level, self._trump, self._dealer, None if bidding else tuple(self._kitty),
-            self._leader, tuple(cards for _, cards in plays), self._trick_points,
-            self._winning, self.rules, self._lead_units if plays else None,
-        )  # fmt: skip
-        s, t = self._points_by_seat, self._team_penalties
-        ended, won = self._ended or (None, False)
-        return DealSnapshot(
-            self.rules, self.deal, self._attempt, self._phase, self._dealer, self._level,
-            self._levels, self._first_seat, self._deck, self._dealt, hands, tuple(self._kitty),
-            tuple(self._bids), self._winning, self._trump, self._order, self._trick,
-            self._leader, plays, self._winning_seat() if plays else None, self._lead_units,
-            self._previous, tuple(self._played), (tuple(r[0]), tuple(r[1]), tuple(r[2]),
-            tuple(r[3])), self._trick_points, (s[0], s[1], s[2], s[3]),
-            self._throw_penalties, (t[0], t[1]), ended, won, self._redeal,
-            position,
-        )  # fmt: skip
-
     # -- dealing and bidding (RULES.md §5) -----------------------------------------------
 
     def _deal_on(self) -> Step | None:
         """Deal rounds until a bid window opens, then the closing windows."""
         rounds = self.rules.hand_size
-        while self._dealt < rounds:
-            self._dealt += 1
-            base = (self._dealt - 1) * 4
+        while self._s.dealt < rounds:
+            self._s.dealt += 1
+            base = (self._s.dealt - 1) * 4
             for i in range(4):
-                seat = (self._first_seat + i) & 3
-                card = self._deck[base + i]
-                self._hands[seat].append(card)
+                seat = (self._s.first_seat + i) & 3
+                card = self._s.deck[base + i]
+                self._s.hands[seat].append(card)
                 self._emit(CardDealt(seat, card))
             if self._open_window(closing=False):
                 return None
-        self._kitty = list(self._deck[4 * rounds :])
+        self._s.kitty = list(self._s.deck[4 * rounds :])
         return None if self._open_window(closing=True) else self._close_bidding()
 
     def _open_window(self, closing: bool) -> bool:
-        self._closing = closing
-        self._window = bid_window(self.position, self._seen, closing)
-        self._answers = {}
-        return bool(self._window)
+        self._s.closing = closing
+        self._s.window = bid_window(self.position, self._s.seen, closing)
+        self._s.answers = {}
+        return bool(self._s.window)
 
     def _on_bid(self, answer: Answer | None) -> Step | None:
         assert answer is not None
         seat = answer.decision.seat
-        self._answers[seat] = answer.action
-        self._seen[seat] = frozenset(answer.decision.options)
-        if len(self._answers) < len(self._window):
+        self._s.answers[seat] = answer.action
+        self._s.seen[seat] = frozenset(answer.decision.options)
+        if len(self._s.answers) < len(self._s.window):
             return None
-        start = self._dealer if self._dealer is not None else self._first_seat
-        made = apply_window(self._answers, start, self.position)
+        start = self._s.dealer if self._s.dealer is not None else self._s.first_seat
+        made = apply_window(self._s.answers, start, self.position)
         for bid in made:
-            self._winning = bid
-            self._bids.append(bid)
+            self._s.winning = bid
+            self._s.bids.append(bid)
             self._emit(BidMade(bid.seat, bid.cards))
-        self._window, self._answers = {}, {}
-        if not self._closing:
+        self._s.window, self._s.answers = {}, {}
+        if not self._s.closing:
             return self._deal_on()
         if made and self._open_window(closing=True):
             return None
         return self._close_bidding()
 
     def _close_bidding(self) -> Step:
-        self._window, self._answers = {}, {}
-        if self._winning is None and self._dealer is None and not self._redeal_fallback:
+        self._s.window, self._s.answers = {}, {}
+        if self._s.winning is None and self._s.dealer is None and not self._s.redeal_fallback:
             return Step.NO_BID
         return Step.TRUMP_SET
 
     def _on_no_bid(self, _: Answer | None) -> None:
-        self._redeal = True
-        self._emit(Redealt(self._attempt + 1, "no bid in the first deal"))
+        self._s.redeal = True
+        self._emit(Redealt(self._s.attempt + 1, "no bid in the first deal"))
 
     def _on_trump(self, _: Answer | None) -> None:
         revealed: tuple[Card, ...] = ()
-        if self._winning is not None:
-            suit, source = self._winning.suit, "bid"
-            if self._dealer is None:
-                self._dealer = self._winning.seat
+        if self._s.winning is not None:
+            suit, source = self._s.winning.suit, "bid"
+            if self._s.dealer is None:
+                self._s.dealer = self._s.winning.seat
         else:
-            source = "kitty" if self._dealer is not None else "redeal_fallback"
-            if self._dealer is None:
-                self._dealer = self._first_seat
-            suit, revealed = trump_from_kitty(self._kitty, self._level, self.rules.no_bid)
-        self._trump = Trump(self._level, suit)
-        self._order = card_order(self._trump, self.rules)
-        bidder = self._winning.seat if self._winning else None
-        dealer = self._dealer
+            source = "kitty" if self._s.dealer is not None else "redeal_fallback"
+            if self._s.dealer is None:
+                self._s.dealer = self._s.first_seat
+            suit, revealed = trump_from_kitty(self._s.kitty, self._s.level, self.rules.no_bid)
+        self._s.trump = Trump(self._s.level, suit)
+        self._s.order = card_order(self._s.trump, self.rules)
+        bidder = self._s.winning.seat if self._s.winning else None
+        dealer = self._s.dealer
         self._emit(TrumpDeclared(
-            self._level, suit.value if suit else None, dealer, source, bidder, revealed
+            self._s.level, suit.value if suit else None, dealer, source, bidder, revealed
         ))  # fmt: skip
-        self._hands[dealer].extend(self._kitty)
-        self._emit(KittyTaken(dealer, tuple(self._kitty)))
-        self._window = {dealer: Decision(dealer, Kind.BURY, count=self.rules.kitty_size)}
+        self._s.hands[dealer].extend(self._s.kitty)
+        self._emit(KittyTaken(dealer, tuple(self._s.kitty)))
+        self._s.window = {dealer: Decision(dealer, Kind.BURY, count=self.rules.kitty_size)}
 
     # -- the kitty (RULES.md §6) ---------------------------------------------------------
 
     def _on_bury(self, answer: Answer | None) -> None:
         assert answer is not None
         dealer = answer.decision.seat
-        hand = self._hands[dealer]
+        hand = self._s.hands[dealer]
         for card in answer.action:
             hand.remove(card)
-        self._kitty = list(answer.action)
+        self._s.kitty = list(answer.action)
         self._emit(KittyBuried(dealer, answer.action))
-        self._leader = dealer
-        self._window = {dealer: Decision(dealer, Kind.PLAY)}
+        self._s.leader = dealer
+        self._s.window = {dealer: Decision(dealer, Kind.PLAY)}
 
     # -- tricks (RULES.md §7) ------------------------------------------------------------
 
     def _on_play(self, answer: Answer | None) -> Step | None:
-        assert answer is not None and self._order is not None
+        assert answer is not None and self._s.order is not None
         decision, action, lead = answer
-        seat, order, landed = decision.seat, self._order, action
+        seat, order, landed = decision.seat, self._s.order, action
         if isinstance(lead, LeadVerdict):  # judged once, in answer(): what lands, what it costs
             landed = lead.played
-            self._lead_units = lead.units
+            self._s.lead_units = lead.units
             if lead.failed:
-                self._throw_penalties += lead.penalty
+                self._s.throw_penalties += lead.penalty
                 # shown cards stay shown: a second failed throw shows only what is new
-                union = Counter(self._revealed[seat]) | Counter(lead.returned)
-                self._revealed[seat] = list(union.elements())
+                union = Counter(self._s.revealed[seat]) | Counter(lead.returned)
+                self._s.revealed[seat] = list(union.elements())
                 self._emit(ThrowFailed(
                     seat, action, landed, lead.returned, lead.blocker or 0, lead.penalty
                 ))  # fmt: skip
-        hand, shown = self._hands[seat], self._revealed[seat]
+        hand, shown = self._s.hands[seat], self._s.revealed[seat]
         for card in landed:
             hand.remove(card)
             if card in shown:
                 shown.remove(card)
-        plays = self._plays
+        plays = self._s.plays
         if plays:  # who leads the trick now (RULES.md §7, Winning a trick)
             led = order.lane[plays[0][1][0].index]
-            self._leading = next_leading(self._leading, len(plays), landed, self._lead_units,
+            self._s.leading = next_leading(self._s.leading, len(plays), landed, self._s.lead_units,
                                          led, order)  # fmt: skip
         else:
-            self._leading = first_leading(landed, self._lead_units, order)
+            self._s.leading = first_leading(landed, self._s.lead_units, order)
         plays.append((seat, landed))
-        self._emit(CardsPlayed(seat, self._trick, landed))
+        self._emit(CardsPlayed(seat, self._s.trick, landed))
         if len(plays) < 4:
             nxt = (seat + 1) & 3
-            self._window = {nxt: Decision(nxt, Kind.PLAY, count=len(landed), lead=plays[0][1])}
+            self._s.window = {nxt: Decision(nxt, Kind.PLAY, count=len(landed), lead=plays[0][1])}
             return None
-        winner = self._winning_seat()
+        winner = self._s.winning_seat()
         won = sum(card.points for _, cards in plays for card in cards)
-        self._points_by_seat[winner] += won
-        if self._dealer is None or SEATS[winner].team != SEATS[self._dealer].team:
-            self._trick_points += won
-        self._emit(TrickWon(self._trick, winner, won, self._trick_points))
-        self._previous = PastTrick(self._leader, tuple(plays), winner)
+        self._s.points_by_seat[winner] += won
+        if self._s.dealer is None or SEATS[winner].team != SEATS[self._s.dealer].team:
+            self._s.trick_points += won
+        self._emit(TrickWon(self._s.trick, winner, won, self._s.trick_points))
+        self._s.previous = PastTrick(self._s.leader, tuple(plays), winner)
         for _, cards in plays:
-            self._played.extend(cards)
-        self._trick += 1
-        self._plays = []
-        self._leader = winner
-        if self._hands[winner]:
-            self._lead_units = ()
-            self._window = {winner: Decision(winner, Kind.PLAY)}
+            self._s.played.extend(cards)
+        self._s.trick += 1
+        self._s.plays = []
+        self._s.leader = winner
+        if self._s.hands[winner]:
+            self._s.lead_units = ()
+            self._s.window = {winner: Decision(winner, Kind.PLAY)}
             return None
         return Step.LAST_TRICK
-
-    def _winning_seat(self) -> int:
-        """The seat winning the trick in progress so far (the leader before any follow)."""
-        return (self._leader + self._leading.place) & 3 if self._plays else self._leader
 
     # -- the end of the deal (RULES.md §8) ----------------------------------------------
 
     def _on_end(self, _: Answer | None) -> None:
-        self._window = {}
-        assert self._previous is not None and self._dealer is not None
-        dealer = self._dealer
+        self._s.window = {}
+        assert self._s.previous is not None and self._s.dealer is not None
+        dealer = self._s.dealer
         team = SEATS[dealer].team
-        faults = self._team_penalties[team] - self._team_penalties[1 - team]
-        self._ended = settle_deal(
-            self.rules, self.deal, dealer, self._levels, self._trick_points, self._kitty,
-            self._previous.winner, self._lead_units, self._throw_penalties, faults,
+        faults = self._s.team_penalties[team] - self._s.team_penalties[1 - team]
+        self._s.ended = settle_deal(
+            self.rules, self.deal, dealer, self._s.levels, self._s.trick_points, self._s.kitty,
+            self._s.previous.winner, self._s.lead_units, self._s.throw_penalties, faults,
         )  # fmt: skip
-        self._emit(self._ended[0])
+        self._emit(self._s.ended[0])
 
 
 Handler = Callable[[DealMachine, Answer | None], Step | None]

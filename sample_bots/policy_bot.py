@@ -19,18 +19,23 @@ import sys
 from botkit import Table, cards, parse_args, run
 
 from arena.env.policy import PolicyBot, load_policy
-from arena.game import CardsPlayed, DealStarted, Decision, Event, Kind, SeatView, TrickView
-from arena.rules import Bid, Rank
+from arena.game import CardsPlayed, DealStarted, Decision, Event, Kind, Phase, SeatView, TrickView
+from arena.rules import Bid, Rank, Suit
 from arena.v1 import arena_pb2 as pb
 
 _KINDS = {pb.BID: Kind.BID, pb.BURY: Kind.BURY, pb.PLAY: Kind.PLAY}
 _PHASES = {
-    pb.DEALING: "bidding",
-    pb.BURYING: "burying",
-    pb.PLAYING: "playing",
-    pb.DEAL_OVER: "over",
+    pb.DEALING: Phase.BIDDING,
+    pb.BURYING: Phase.BURYING,
+    pb.PLAYING: Phase.PLAYING,
+    pb.DEAL_OVER: Phase.OVER,
 }
-_SUITS = {pb.SPADES: "S", pb.HEARTS: "H", pb.CLUBS: "C", pb.DIAMONDS: "D"}
+_SUITS = {
+    pb.SPADES: Suit.SPADES,
+    pb.HEARTS: Suit.HEARTS,
+    pb.CLUBS: Suit.CLUBS,
+    pb.DIAMONDS: Suit.DIAMONDS,
+}
 
 
 def _seat(value: int) -> int | None:

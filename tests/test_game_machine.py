@@ -27,6 +27,7 @@ from arena.game import (
     PenaltyApplied,
     Phase,
     SeatFeed,
+    Termination,
 )
 from arena.referee import play_match
 from arena.rules import CARDS, Card, Rank, RuleSet, is_bid_shape
@@ -95,7 +96,9 @@ def bid_not_held(m: MatchMachine, d: Decision) -> Action | None:
 
 
 def bid_not_a_bid(m: MatchMachine, d: Decision) -> Action | None:
-    card = next((c for c in hand(m, d.seat) if c.rank != m.deal.snapshot().level and not c.is_joker), None)
+    card = next(
+        (c for c in hand(m, d.seat) if c.rank != m.deal.snapshot().level and not c.is_joker), None
+    )
     return (card,) if card else None
 
 
@@ -105,7 +108,9 @@ def bid_single_joker(m: MatchMachine, d: Decision) -> Action | None:
 
 
 def bid_mixed(m: MatchMachine, d: Decision) -> Action | None:
-    levels = sorted({c for c in hand(m, d.seat) if c.rank == m.deal.snapshot().level}, key=lambda c: c.index)
+    levels = sorted(
+        {c for c in hand(m, d.seat) if c.rank == m.deal.snapshot().level}, key=lambda c: c.index
+    )
     return (levels[0], levels[1]) if len(levels) >= 2 else None
 
 
@@ -351,7 +356,9 @@ def test_forfeit_ends_the_match() -> None:
     match = MatchMachine(MatchSetup(RuleSet(), 3))
     Script().run(match, until=lambda m: m.deal.phase is Phase.PLAYING)
     events = match.forfeit(1, "too many faults")
-    assert events == [MatchEnded(0, (Rank.TWO, Rank.TWO), 0, "forfeit", 1, "too many faults")]
+    assert events == [
+        MatchEnded(0, (Rank.TWO, Rank.TWO), 0, Termination.FORFEIT, 1, "too many faults")
+    ]
     assert match.finished and match.pending() == () and match.events[-1] == events[0]
     for verb in (lambda: match.answer(0, ()), lambda: match.forfeit(0, "again")):
         with pytest.raises(StateError):
@@ -371,7 +378,9 @@ def test_penalties_are_settled_at_the_deal_end(offender: str) -> None:
         match = MatchMachine(MatchSetup(RuleSet(deals=1), 21))
         script = Script(policy=lambda m, d: d.options[0] if d.options else None)
         script.run(match, until=lambda m: m.deal.phase is Phase.PLAYING)
-        dealer_team = match.deal.snapshot().dealer % 2 if match.deal.snapshot().dealer is not None else 0
+        dealer_team = (
+            match.deal.snapshot().dealer % 2 if match.deal.snapshot().dealer is not None else 0
+        )
         team = dealer_team if offender == "dealer" else 1 - dealer_team
         if penalty:
             match.penalize(team, penalty, "timeout")

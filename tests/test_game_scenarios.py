@@ -27,6 +27,7 @@ from arena.game import (
     MatchSetup,
     Phase,
     Redealt,
+    Termination,
     ThrowFailed,
     TrickWon,
     TrumpDeclared,
@@ -177,7 +178,9 @@ def test_kitty_bonus_with_a_tractor_on_the_last_trick(variant: str, multiplier: 
 def test_no_bid_in_the_first_deal_redeals() -> None:
     seed = SEED_FOR_FIRST_SEAT[2]
     match = MatchMachine(MatchSetup(ONE_DEAL, seed, {1: stack(["2S", "2H 2H"], first=2)}))
-    script = Script(policy=lambda m, d: bid_first_offer(m, d) if m.deal.snapshot().attempt == 1 else None)
+    script = Script(
+        policy=lambda m, d: bid_first_offer(m, d) if m.deal.snapshot().attempt == 1 else None
+    )
     events = script.run(match, until=lambda m: m.deal.phase is not Phase.BIDDING)
     assert {s for s, kind, _ in script.log if kind is Kind.BID} >= {0, 1}  # they passed
     (redealt,) = of_type(match.events, Redealt)
@@ -210,10 +213,12 @@ def test_three_redeals_then_the_first_seat_deals_and_the_kitty_decides() -> None
     assert [s.attempt for s in of_type(match.events, DealStarted)] == [0, 1, 2, 3]
     kitty = shuffled_deck(seed, 1, 3)[100:]
     (declared,) = of_type(match.events, TrumpDeclared)
-    suit = kitty[0].suit.value if kitty[0].suit else None
+    suit = kitty[0].suit
     assert (declared.source, declared.dealer, declared.bidder) == ("redeal_fallback", 3, None)
     assert (declared.suit, declared.revealed, declared.level) == (suit, (kitty[0],), Rank.TWO)
-    assert match.deal.snapshot().dealer == 3 and match.pending()[0] == Decision(3, Kind.BURY, count=8)
+    assert match.deal.snapshot().dealer == 3 and match.pending()[0] == Decision(
+        3, Kind.BURY, count=8
+    )
 
 
 @pytest.mark.parametrize(
@@ -242,7 +247,7 @@ def test_no_bid_in_a_later_deal_the_kitty_decides(
     declared = of_type(match.events, TrumpDeclared)
     assert [d.source for d in declared] == ["bid", "kitty"]
     (first,) = of_type(match.events, DealEnded)[:1]
-    assert declared[1].suit == suit
+    assert declared[1].suit == (Suit(suit) if suit else None)
     assert declared[1].revealed == tuple(cards(shown))
     assert declared[1].dealer == first.next_dealer and declared[1].bidder is None
 
@@ -298,7 +303,9 @@ def test_keeping_the_deal_at_a_wins_the_match() -> None:
     match = forced_result(RuleSet.from_mapping({"start_level": "A"}), 11, 40)
     (ended,) = of_type(match.events, DealEnded)
     assert match.finished
-    assert match.result == MatchEnded(ended.dealer % 2, (Rank.ACE, Rank.ACE), 1, "level_a_kept")
+    assert match.result == MatchEnded(
+        ended.dealer % 2, (Rank.ACE, Rank.ACE), 1, Termination.LEVEL_A_KEPT
+    )
 
 
 def test_attackers_taking_over_at_a_must_defend_it_first() -> None:
@@ -306,7 +313,10 @@ def test_attackers_taking_over_at_a_must_defend_it_first() -> None:
     (ended,) = of_type(match.events, DealEnded)
     assert (ended.winner, ended.levels_gained, ended.levels) == ("attackers", 3, (Rank.ACE,) * 2)
     assert not match.finished  # they stop at A and must now defend it as dealers
-    assert match.deal.snapshot().dealer == (ended.dealer + 1) % 4 and match.deal.snapshot().level is Rank.ACE
+    assert (
+        match.deal.snapshot().dealer == (ended.dealer + 1) % 4
+        and match.deal.snapshot().level is Rank.ACE
+    )
 
 
 @pytest.mark.parametrize(
@@ -352,7 +362,10 @@ def test_simultaneous_bids_apply_in_order_from_the_first_seat(
     assert [(e.seat, e.cards) for e in of_type(events, BidMade)] == [
         (s, tuple(cards("2H" if s == 1 else "2C"))) for s in applied
     ]
-    assert match.deal.snapshot().winning is not None and match.deal.snapshot().winning.seat == applied[0]
+    assert (
+        match.deal.snapshot().winning is not None
+        and match.deal.snapshot().winning.seat == applied[0]
+    )
     assert dealt(match) > 4  # the window closed and dealing went on
 
 

@@ -30,7 +30,7 @@ from arena.records import (
     verify,
 )
 from arena.records.format import dump_line, event_from_dict
-from arena.referee import FaultPolicy, LocalSeat, PolicyKind, Referee, play_match
+from arena.referee import FaultPolicy, LocalSeat, PolicyKind, Referee, TimeControl, play_match
 from arena.rules import BIG_JOKER, RuleSet, codes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +45,7 @@ def header(setup: MatchSetup, match_id: str = "m-test") -> RecordHeader:
         for i in range(4)
     ]
     return RecordHeader.for_setup(
-        match_id, setup, seats, {"decision_ms": 1000, "bank_ms": 30000}, {"kind": "lenient"}
+        match_id, setup, seats, TimeControl(decision_ms=1000, bank_ms=30000), FaultPolicy()
     )
 
 

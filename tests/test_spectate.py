@@ -7,17 +7,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arena.game import DealEnded, DealStarted, Event, MatchEnded, TrickWon
-from arena.rules import Rank
+from arena.game import DealEnded, DealStarted, Event, MatchEnded, Termination, TrickWon
+from arena.rules import Rank, Side
 from arena.server.spectate import DelayedFeed, InvalidDelay, SpectatorDelay
 
 LEVELS = (Rank.TWO, Rank.TWO)
 START = DealStarted(1, 0, None, Rank.TWO, 0, LEVELS)
-END = MatchEnded(0, LEVELS, 1, "deals_played")
+END = MatchEnded(0, LEVELS, 1, Termination.DEALS_PLAYED)
 
 
 def deal_ended(deal: int) -> DealEnded:
-    return DealEnded(deal, 0, 0, (), 0, 0, 0, 0, "dealer", 0, LEVELS, 1)
+    return DealEnded(deal, 0, 0, (), 0, 0, 0, 0, Side.DEALER, 0, LEVELS, 1)
 
 
 def test_the_delay_holds_events_back_by_whole_tricks_and_deals() -> None:

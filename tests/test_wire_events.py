@@ -11,6 +11,7 @@ real ``arena match`` (a faulting bot's penalties in ``DealEnded``, ``DealReveale
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 import os
 import subprocess
@@ -36,6 +37,7 @@ from arena.game import (
     MatchSetup,
     Request,
     SeatFeed,
+    Termination,
     ThrowFailed,
     order_for,
 )
@@ -49,7 +51,7 @@ from arena.referee import (
     TimeControl,
     play_match,
 )
-from arena.rules import Card, Rank, RuleSet, parse_cards
+from arena.rules import Card, Rank, RuleSet, Suit, parse_cards
 from arena.rules.trump import TRUMP_LANE
 from arena.server import convert
 from arena.server.event_table import TABLE, event_from_pb, event_to_pb, row_for
@@ -94,7 +96,7 @@ def sample(event: type[Event], unset: bool = False) -> Event:
     for f in dataclasses.fields(event):
         hint = hints[f.name]
         if f.name == "suit":
-            values[f.name] = None if unset else "H"
+            values[f.name] = None if unset else Suit.HEARTS
         elif hint == int | None:
             values[f.name] = None if unset else 2
         elif hint is int:
@@ -111,6 +113,8 @@ def sample(event: type[Event], unset: bool = False) -> Event:
             values[f.name] = (KING, Rank.parse("3"))
         elif hint == tuple[tuple[Card, ...], ...]:
             values[f.name] = ((AH,), (TS, TS), (BJ,), (D3,))
+        elif isinstance(hint, type) and issubclass(hint, enum.StrEnum):  # Side, Termination
+            values[f.name] = list(hint)[-1]
         else:  # pragma: no cover - a new kind of field: teach sample() about it
             raise AssertionError(f"no sample for {event.__name__}.{f.name}: {hint}")
     return event(**values)
@@ -301,14 +305,15 @@ def test_every_fault_field_reaches_the_wire() -> None:
 
 def test_team_0_winning_is_spelled_out_in_json() -> None:
     levels = (Rank.parse("A"), Rank.parse("9"))
-    team0 = convert.result_to_pb(MatchEnded(0, levels, 5, "level_a_kept"))
-    draw = convert.result_to_pb(MatchEnded(None, levels, 5, "deals_played"))
+    team0 = convert.result_to_pb(MatchEnded(0, levels, 5, Termination.LEVEL_A_KEPT))
+    draw = convert.result_to_pb(MatchEnded(None, levels, 5, Termination.DEALS_PLAYED))
     assert json_format.MessageToDict(team0)["winnerTeam"] == 0
     assert json_format.MessageToDict(team0)["forfeitedTeam"] == -1
     assert json_format.MessageToDict(draw)["winnerTeam"] == -1
     assert "winner_team: 0" in text_format.MessageToString(team0)
-    assert MatchEnded(0, levels, 5, "x").to_dict()["winner"] == 0  # the record: 0 / null
-    assert MatchEnded(None, levels, 5, "x").to_dict()["winner"] is None
+    cancelled = Termination.CANCELLED
+    assert MatchEnded(0, levels, 5, cancelled).to_dict()["winner"] == 0  # the record: 0 / null
+    assert MatchEnded(None, levels, 5, cancelled).to_dict()["winner"] is None
 
 
 # -- what a real bot is sent ----------------------------------------------------------------

@@ -23,7 +23,7 @@ from typing import Any
 
 from arena.cli.replay import load, summary
 from arena.records import DealRecord, Record, TrickRecord
-from arena.rules import BIG_JOKER, Card, Suit, Trump, card_order
+from arena.rules import BIG_JOKER, Card, Suit, card_order
 from arena.text import MAX_REASON, printable
 
 RED, FAULT, RESET = "\x1b[31m", "\x1b[1;33m", "\x1b[0m"
@@ -124,8 +124,7 @@ def _deal(d: DealRecord, paint: _Paint, rules: Any) -> Iterable[str]:
     )
     order = None
     if d.trump is not None:
-        suit = Suit(d.trump.suit) if d.trump.suit else None
-        order = card_order(Trump(d.trump.level, suit), rules)
+        order = card_order(d.trump.trump, rules)
     yield "  hands:"
     for seat, hand in enumerate(d.hands):
         if hand:
@@ -138,7 +137,7 @@ def _deal(d: DealRecord, paint: _Paint, rules: Any) -> Iterable[str]:
         yield f"  redealt: {printable(d.redealt.reason)}"
     t = d.trump
     if t is not None:
-        symbol = paint.suit(Suit(t.suit).symbol) if t.suit else "no trump"
+        symbol = paint.suit(t.suit.symbol) if t.suit else "no trump"
         how = f"bid by seat {t.bidder}" if t.bidder is not None else printable(t.source)
         shown = f", shown {paint.cards(t.revealed)}" if t.revealed else ""
         yield f"  trump: {symbol} at level {t.level.code}; dealer seat {t.dealer} ({how}{shown})"

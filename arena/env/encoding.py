@@ -21,8 +21,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from arena.game import CardsPlayed, DealStarted, Event, SeatView
-from arena.rules import Card, RuleSet
+from arena.game import CardsPlayed, DealStarted, Event, Phase, SeatView
+from arena.rules import SUITS, Card, RuleSet
 
 Obs = npt.NDArray[np.float32]
 
@@ -81,8 +81,8 @@ _LEADER, _WINNING, _SCALARS = OFFSET["leader"], OFFSET["winning"], OFFSET["scala
 assert OFFSET["hand_sizes"] == _SCALARS + 12  # the scalars and hand sizes are filled together
 
 _KIND_SLOT: Final = {"bid": 0, "bury": 1, "lead": 2, "follow": 3, "none": 4}
-_PHASE_SLOT: Final = {"bidding": 0, "burying": 1, "playing": 2, "over": 3}
-_SUIT_SLOT: Final = {"S": 0, "H": 1, "C": 2, "D": 3}
+_PHASE_SLOT: Final = {Phase.BIDDING: 0, Phase.BURYING: 1, Phase.PLAYING: 2, Phase.OVER: 3}
+_SUIT_SLOT: Final = {suit: i for i, suit in enumerate(SUITS)}  # spades, hearts, clubs, diamonds
 
 
 class SeatMemory:
@@ -173,7 +173,7 @@ def encode(
     total = 100.0 * rules.decks
     by_seat, sizes, size = view.points_by_seat, view.hand_sizes, rules.hand_size
     at = _SCALARS
-    buf[at] = view.trick / size if view.phase == "playing" else 0.0  # as the wire has it
+    buf[at] = view.trick / size if view.phase is Phase.PLAYING else 0.0  # as the wire has it
     buf[at + 1] = view.attacker_points / total
     buf[at + 2] = view.penalty_points / 100.0
     buf[at + 3] = view.fault_penalty_points / 100.0

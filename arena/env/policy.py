@@ -24,7 +24,7 @@ import numpy as np
 from arena.env.actions import ACTION_SIZE, Choice
 from arena.env.encoding import SeatMemory, encode, with_chosen
 from arena.game import Action, Decision, Event, Request, SeatView
-from arena.rules import Card, CardOrder, RuleSet, Suit, Trump, card_order
+from arena.rules import Card, CardOrder, RuleSet, card_order
 
 Policy = Callable[[dict[str, Any]], int]
 
@@ -108,10 +108,8 @@ class PolicyBot:
 
 
 def _order(view: SeatView, rules: RuleSet) -> CardOrder | None:
-    if not view.trump_declared:
-        return None
-    suit = Suit(view.trump_suit) if view.trump_suit else None
-    return card_order(Trump(view.level, suit), rules)
+    trump = view.trump
+    return None if trump is None else card_order(trump, rules)
 
 
 def policy_bot(target: str, name: str | None = None) -> PolicyBot:

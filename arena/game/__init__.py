@@ -3,6 +3,7 @@
 No trio, no gRPC, no clocks, no randomness: a seed and the answers fix the match.
 """
 
+from arena.errors import StateError
 from arena.game.control import FaultPolicy, PolicyKind, TimeControl
 from arena.game.deal import TRANSITIONS, DealMachine, Step
 from arena.game.domain import FaultKind, Termination
@@ -29,7 +30,6 @@ from arena.game.events import (
     TrumpDeclared,
     jsonable,
     landed,
-    team_of,
 )
 from arena.game.fallback import FallbackBasis
 from arena.game.match import MATCH_TRANSITIONS, MatchMachine, MatchPhase, MatchSetup
@@ -47,14 +47,15 @@ from arena.game.views import (
     seat_events,
     seat_view,
 )
-from arena.rules import CardOrder, Suit, Trump, card_order
+from arena.rules import CardOrder, card_order, team_of
 
 
 def order_for(request: Request) -> CardOrder:
     """The card order of the deal a request belongs to (trump must be declared)."""
-    view = request.view
-    suit = Suit(view.trump_suit) if view.trump_suit else None
-    return card_order(Trump(view.level, suit), request.rules)
+    trump = request.view.trump
+    if trump is None:
+        raise StateError("no trump declared yet")
+    return card_order(trump, request.rules)
 
 
 __all__ = [

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 
 from arena.game.events import Action, Decision, Kind
-from arena.rules import Bid, Card, NoBid, Position, Rank, Suit, legal_bids
+from arena.rules import Bid, Card, NoBid, Position, Rank, Seat, Suit, legal_bids
 
 
 def bid_window(
@@ -38,7 +38,7 @@ def apply_window(answers: Mapping[int, Action], start: int, position: Position) 
     """
     made: list[Bid] = []
     for i in range(4):
-        seat = (start + i) & 3
+        seat = Seat(start).after(i)
         cards = answers.get(seat)
         if cards and cards in legal_bids(position, seat):
             bid = Bid(seat, cards)

@@ -46,12 +46,13 @@ from arena.game.settle import settle_deal
 from arena.game.snapshot import DealSnapshot, PastTrick, Phase
 from arena.rules import (
     LEGAL,
-    SEATS,
     Card,
     LeadVerdict,
     Position,
     Rank,
     RuleSet,
+    Seat,
+    Side,
     Trump,
     Verdict,
     card_order,
@@ -60,6 +61,7 @@ from arena.rules import (
     check_play,
     first_leading,
     next_leading,
+    other_team,
 )
 
 
@@ -102,7 +104,7 @@ class DealMachine:
     ) -> None:
         self.rules: Final = rules
         self.deal: Final = deal  # the deal's number, from 1
-        level = levels[SEATS[dealer].team] if dealer is not None else rules.start_level
+        level = levels[Seat(dealer).team] if dealer is not None else rules.start_level
         self._s = DealState(
             rules, deal, attempt, dealer, levels, level, first_seat, redeal_fallback, tuple(cards)
         )
@@ -226,7 +228,7 @@ class DealMachine:
             self._s.dealt += 1
             base = (self._s.dealt - 1) * 4
             for i in range(4):
-                seat = (self._s.first_seat + i) & 3
+                seat = Seat(self._s.first_seat).after(i)
                 card = self._s.deck[base + i]
                 self._s.hands[seat].append(card)
                 self._emit(CardDealt(seat, card))
@@ -287,7 +289,7 @@ class DealMachine:
         bidder = self._s.winning.seat if self._s.winning else None
         dealer = self._s.dealer
         self._emit(TrumpDeclared(
-            self._s.level, suit.value if suit else None, dealer, source, bidder, revealed
+            self._s.level, suit, dealer, source, bidder, revealed
         ))  # fmt: skip
         self._s.hands[dealer].extend(self._s.kitty)
         self._emit(KittyTaken(dealer, tuple(self._s.kitty)))
@@ -338,13 +340,13 @@ class DealMachine:
         plays.append((seat, landed))
         self._emit(CardsPlayed(seat, self._s.trick, landed))
         if len(plays) < 4:
-            nxt = (seat + 1) & 3
+            nxt = Seat(seat).next
             self._s.window = {nxt: Decision(nxt, Kind.PLAY, count=len(landed), lead=plays[0][1])}
             return None
         winner = self._s.winning_seat()
         won = sum(card.points for _, cards in plays for card in cards)
         self._s.points_by_seat[winner] += won
-        if self._s.dealer is None or SEATS[winner].team != SEATS[self._s.dealer].team:
+        if self._s.dealer is None or Seat(winner).side(self._s.dealer) is Side.ATTACKERS:
             self._s.trick_points += won
         self._emit(TrickWon(self._s.trick, winner, won, self._s.trick_points))
         self._s.previous = PastTrick(self._s.leader, tuple(plays), winner)
@@ -365,8 +367,8 @@ class DealMachine:
         self._s.window = {}
         assert self._s.previous is not None and self._s.dealer is not None
         dealer = self._s.dealer
-        team = SEATS[dealer].team
-        faults = self._s.team_penalties[team] - self._s.team_penalties[1 - team]
+        team = Seat(dealer).team
+        faults = self._s.team_penalties[team] - self._s.team_penalties[other_team(team)]
         self._s.ended = settle_deal(
             self.rules, self.deal, dealer, self._s.levels, self._s.trick_points, self._s.kitty,
             self._s.previous.winner, self._s.lead_units, self._s.throw_penalties, faults,

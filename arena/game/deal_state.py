@@ -13,7 +13,7 @@ from typing import Final
 
 from arena.game.events import Action, DealEnded, Decision
 from arena.game.snapshot import DealSnapshot, PastTrick, Phase
-from arena.rules import Bid, Card, CardOrder, Leading, Position, Rank, RuleSet, Trump, Unit
+from arena.rules import Bid, Card, CardOrder, Leading, Position, Rank, RuleSet, Seat, Trump, Unit
 
 _NOBODY: Final = Leading(0, 0, (), 0)
 
@@ -66,7 +66,7 @@ class DealState:
 
     def winning_seat(self) -> int:
         """The seat winning the trick in progress so far (the leader before any follow)."""
-        return (self.leader + self.leading.place) & 3 if self.plays else self.leader
+        return Seat(self.leader).after(self.leading.place) if self.plays else self.leader
 
     def freeze(self) -> DealSnapshot:
         h, r = self.hands, self.revealed

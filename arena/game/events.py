@@ -11,7 +11,8 @@ import dataclasses
 import enum
 from typing import Any, ClassVar
 
-from arena.rules import Card, Rank, team_of  # noqa: F401 - re-exported by arena.game
+from arena.game.domain import Termination
+from arena.rules import Card, Rank, Side, Suit, Trump
 
 
 class Kind(enum.Enum):
@@ -107,11 +108,15 @@ class Redealt(Event):
 class TrumpDeclared(Event):
     type: ClassVar[str] = "trump_declared"
     level: Rank
-    suit: str | None  # "S", "H", "C", "D", or None for no trump
+    suit: Suit | None  # None for no trump
     dealer: int
     source: str  # "bid", "kitty" (no bid: kitty cards revealed), "redeal_fallback"
     bidder: int | None
     revealed: tuple[Card, ...] = ()  # kitty cards shown to decide trump without a bid
+
+    @property
+    def trump(self) -> Trump:
+        return Trump(self.level, self.suit)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -182,7 +187,7 @@ class DealEnded(Event):
     kitty_bonus: int
     penalty_points: int  # failed-throw penalties: the attackers' change
     attacker_points: int  # the total that decides the result
-    winner: str  # "dealer" or "attackers"
+    winner: Side
     levels_gained: int
     levels: tuple[Rank, Rank]  # after the deal
     next_dealer: int
@@ -215,7 +220,7 @@ class MatchEnded(Event):
     winner: int | None  # the winning team, None for a draw
     levels: tuple[Rank, Rank]
     deals: int
-    reason: str  # "level_a_kept", "passed_a", "deals_played", "forfeit", "cancelled"
+    reason: Termination
     forfeited: int | None = None  # the team that forfeited
     detail: str = ""  # why it was forfeited or cancelled
 

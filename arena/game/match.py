@@ -18,10 +18,11 @@ from typing import Any, Final
 
 from arena.errors import StateError
 from arena.game.deal import DealMachine
-from arena.game.events import Action, DealRevealed, Decision, Event, MatchEnded, team_of
+from arena.game.domain import Termination
+from arena.game.events import Action, DealRevealed, Decision, Event, MatchEnded
 from arena.game.shuffle import first_seat, shuffled_deck
 from arena.game.snapshot import MatchSnapshot, Phase
-from arena.rules import Card, Rank, RuleSet, Verdict
+from arena.rules import Card, Rank, RuleSet, Side, Verdict, other_team
 
 MAX_REDEALS = 3
 
@@ -180,14 +181,13 @@ class MatchMachine:
         deal = self.deal.snapshot()
         outcome = deal.result
         assert outcome is not None
-        dealer_won = outcome.winner == "dealer"
-        team = team_of(outcome.dealer) if dealer_won else 1 - team_of(outcome.dealer)
-        kept_a = dealer_won and deal.level is Rank.ACE
-        self._end(team, "level_a_kept" if kept_a else "passed_a")
+        kept_a = outcome.winner is Side.DEALER and deal.level is Rank.ACE
+        reason = Termination.LEVEL_A_KEPT if kept_a else Termination.PASSED_A
+        self._end(outcome.winner.team(outcome.dealer), reason)
 
     def _on_deals_played(self) -> None:
         a, b = self.levels
-        self._end(0 if a > b else 1 if b > a else None, "deals_played")
+        self._end(0 if a > b else 1 if b > a else None, Termination.DEALS_PLAYED)
 
     def _on_next_deal(self) -> Input | None:
         outcome = self.deal.snapshot().result
@@ -197,10 +197,10 @@ class MatchMachine:
         return self._after_deal()
 
     def _on_forfeit(self, team: int, reason: str) -> None:
-        self._end(1 - team, "forfeit", forfeited=team, detail=reason)
+        self._end(other_team(team), Termination.FORFEIT, forfeited=team, detail=reason)
 
     def _on_cancel(self, reason: str) -> None:
-        self._end(None, "cancelled", detail=reason)
+        self._end(None, Termination.CANCELLED, detail=reason)
 
     def _new_deal(self, attempt: int) -> DealMachine:
         number = self.deals_played + 1
@@ -222,7 +222,11 @@ class MatchMachine:
         return deal
 
     def _end(
-        self, winner: int | None, reason: str, forfeited: int | None = None, detail: str = ""
+        self,
+        winner: int | None,
+        reason: Termination,
+        forfeited: int | None = None,
+        detail: str = "",
     ) -> None:
         self.result = MatchEnded(winner, self.levels, self.deals_played, reason, forfeited, detail)
         self._absorb([self.result])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from arena.game.events import DealEnded, team_of
-from arena.rules import ATTACKERS, Card, Rank, RuleSet, Unit, advance, deal_result, kitty_bonus
+from arena.game.events import DealEnded
+from arena.rules import Card, Rank, RuleSet, Seat, Side, Unit, advance, deal_result, kitty_bonus
 
 
 def settle_deal(
@@ -25,17 +25,18 @@ def settle_deal(
     ``penalties`` (failed throws) and ``fault_penalties`` (the referee's) are the
     attackers' point changes; the kitty counts only when an attacker won the last trick.
     """
-    dealer_team = team_of(dealer)
+    dealer_seat = Seat(dealer)
     multiplier = bonus = 0
-    if team_of(last_winner) != dealer_team:
+    if Seat(last_winner).side(dealer_seat) is Side.ATTACKERS:
         multiplier, bonus = kitty_bonus(kitty, last_units, rules)
     total = trick_points + bonus + penalties + fault_penalties
     result = deal_result(total, rules)
     new = list(levels)
-    if result.winner == ATTACKERS:
-        team, as_dealer, next_dealer = 1 - dealer_team, False, (dealer + 1) % 4
-    else:
-        team, as_dealer, next_dealer = dealer_team, True, (dealer + 2) % 4
+    team = result.winner.team(dealer_seat)
+    if result.winner is Side.ATTACKERS:  # the deal passes to the next seat
+        as_dealer, next_dealer = False, dealer_seat.next
+    else:  # the dealer's partner deals next
+        as_dealer, next_dealer = True, dealer_seat.partner
     new[team], won = advance(new[team], result.levels, as_dealer, rules)
     ended = DealEnded(
         deal, dealer, trick_points, tuple(kitty), multiplier, bonus, penalties, total,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 
-from arena.rules import Card, deck
+from arena.rules import Card, Seat, deck
 
 _WORDS = 2**64
 
@@ -49,7 +49,7 @@ def shuffled_deck(seed: int, deal: int, attempt: int = 0, decks: int = 2) -> lis
     return cards
 
 
-def first_seat(seed: int) -> int:
+def first_seat(seed: int) -> Seat:
     """The seat dealt to first in the match's first deal."""
     digest = hashlib.sha256(f"arena-first-seat-v1:{seed}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") % 4
+    return Seat(int.from_bytes(digest[:8], "big") % 4)

@@ -23,7 +23,7 @@ from arena.game.events import (
 )
 from arena.game.match import MatchMachine
 from arena.game.snapshot import Phase
-from arena.rules import SEATS, Bid, Card, Position, Rank, RuleSet, Suit, Trump
+from arena.rules import Bid, Card, Position, Rank, RuleSet, Seat, Suit, Trump, other_team
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -40,11 +40,11 @@ class SeatView:
 
     seat: int
     deal: int
-    phase: str
+    phase: Phase
     hand: tuple[Card, ...]
     dealer: int | None
     level: Rank
-    trump_suit: str | None  # "S"/"H"/"C"/"D"; None for no trump or not yet declared
+    trump_suit: Suit | None  # None for no trump or not yet declared
     trump_declared: bool
     levels: tuple[Rank, Rank]
     bids: tuple[Bid, ...]
@@ -60,6 +60,11 @@ class SeatView:
     points_by_seat: tuple[int, int, int, int] = (0, 0, 0, 0)  # card points won in tricks
     hand_sizes: tuple[int, int, int, int] = (0, 0, 0, 0)  # cards each seat holds (public)
     first_seat: int = 0  # the seat dealt to first this deal
+
+    @property
+    def trump(self) -> Trump | None:
+        """The deal's trump once declared (``None`` before)."""
+        return Trump(self.level, self.trump_suit) if self.trump_declared else None
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: jsonable(_plain(getattr(self, f.name))) for f in dataclasses.fields(self)}
@@ -101,16 +106,16 @@ def seat_view(match: MatchMachine, seat: int) -> SeatView:
     hand = order.sort(list(deal.hands[seat])) if order else list(deal.hands[seat])
     faults = 0
     if deal.dealer is not None:
-        team = SEATS[deal.dealer].team
-        faults = deal.team_penalties[team] - deal.team_penalties[1 - team]
+        team = Seat(deal.dealer).team
+        faults = deal.team_penalties[team] - deal.team_penalties[other_team(team)]
     return SeatView(
         seat=seat,
         deal=deal.deal,
-        phase=deal.phase.value,
+        phase=deal.phase,
         hand=tuple(hand),
         dealer=deal.dealer,
         level=deal.level,
-        trump_suit=deal.trump.suit.value if deal.trump and deal.trump.suit else None,
+        trump_suit=deal.trump.suit if deal.trump else None,
         trump_declared=deal.trump is not None,
         levels=snap.levels,
         bids=deal.bids,
@@ -137,11 +142,10 @@ def view_position(view: SeatView, rules: RuleSet) -> Position:
     hands[view.seat] = view.hand
     h0, h1, h2, h3 = hands
     current = view.current
-    trump = Trump(view.level, Suit(view.trump_suit) if view.trump_suit else None)
     return Position(
         (h0, h1, h2, h3),
         view.level,
-        trump if view.trump_declared else None,
+        view.trump,
         view.dealer,
         view.kitty or None,
         current.leader if current is not None else view.seat,

@@ -8,6 +8,7 @@ line's bytes, and hence the footer's digest, depend only on its content.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import hashlib
 import json
 import types
@@ -62,8 +63,8 @@ class RecordHeader:
     seed: int
     seats: tuple[SeatRecord, ...]
     stacked: Mapping[int, tuple[Card, ...]] = dataclasses.field(default_factory=dict)
-    time_control: TimeControl = TimeControl()
-    policy: FaultPolicy = FaultPolicy()
+    time_control: TimeControl = dataclasses.field(default_factory=TimeControl)
+    policy: FaultPolicy = dataclasses.field(default_factory=FaultPolicy)
     arena_version: str = __version__
 
     def __post_init__(self) -> None:
@@ -244,6 +245,8 @@ def _converter(hint: Any) -> Converter:
         return lambda v: Rank.parse(_str(v))
     if hint is int or hint is str:
         return _plain(hint)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):  # Side, Termination, Suit
+        return _member(hint)
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is tuple:
         items = [_converter(a) for a in args if a is not Ellipsis]
@@ -262,6 +265,17 @@ def _plain(kind: type) -> Converter:
         if not isinstance(v, kind) or isinstance(v, bool):
             raise ValueError(f"must be {_KIND_NAMES[kind]}, not {v!r}")
         return v
+
+    return convert
+
+
+def _member(kind: type[enum.Enum]) -> Converter:
+    def convert(v: Any) -> Any:
+        try:
+            return kind(_str(v))
+        except ValueError:
+            words = ", ".join(repr(m.value) for m in kind)
+            raise ValueError(f"must be one of {words}, not {v!r}") from None
 
     return convert
 

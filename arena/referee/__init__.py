@@ -1,8 +1,8 @@
 """The referee: one synchronous core (policy, record) and its trio wrapper (deadlines)."""
 
-from arena.game import FaultPolicy, PolicyKind, TimeControl
+from arena.game import FaultKind, FaultPolicy, PolicyKind, TimeControl
 from arena.referee.core import Answerer, Ask, Outcome, RefereeCore, Tally, play
-from arena.referee.faults import BotError, BotGone, Fault, FaultKind, SeatVerdict
+from arena.referee.faults import BotError, BotGone, Fault, SeatVerdict
 from arena.referee.referee import MatchReport, Referee, RefereeStatistics
 from arena.referee.resume import Restored, restore
 from arena.referee.seats import LocalSeat, Seat

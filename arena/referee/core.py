@@ -23,6 +23,7 @@ from arena.errors import IllegalPlay
 from arena.game import (
     Action,
     Decision,
+    FaultKind,
     FaultPolicy,
     Kind,
     MatchMachine,
@@ -36,7 +37,7 @@ from arena.game import (
     landed,
     team_of,
 )
-from arena.referee.faults import BotError, Fault, FaultKind, SeatVerdict
+from arena.referee.faults import BotError, Fault, SeatVerdict
 
 
 @dataclasses.dataclass(slots=True)

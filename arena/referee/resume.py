@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import dataclasses
 
+from arena.game import FaultKind
 from arena.records import Record, RecordError, reopen, verify
 from arena.records.lines import AnswerLine, CancelLine, DeckLine, EventLine
 from arena.referee.core import RefereeCore
-from arena.referee.faults import BotError, BotGone, FaultKind
+from arena.referee.faults import BotError, BotGone
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from arena.rules.cards import Card, format_cards
 from arena.rules.ruleset import ForcedUnit, ThrowPenalty
+from arena.rules.seats import Seat, Side
 from arena.rules.trump import CardOrder
 from arena.rules.units import Unit, decompose, runs, tally
 from arena.rules.verdict import Verdict, missing_from
@@ -76,7 +77,7 @@ def check_lead(
     units = tuple(decompose(play, order))
     if len(units) == 1:
         return LeadVerdict(True, played=tuple(play), units=units)
-    seats = [(leader + i) % 4 for i in range(1, 4)]
+    seats = [Seat(leader).after(i) for i in range(1, 4)]  # the others, in play order
     held = {s: tally((c for c in hands[s] if lane[c.index] == led), order) for s in seats}
     beaten = [u for u in units if any(beats(held[s], u) for s in seats)]
     if not beaten:
@@ -113,4 +114,4 @@ def throw_penalty(leader: int, dealer: int, cards: int, order: CardOrder) -> int
     amount = (
         0 if rule is ThrowPenalty.NONE else 10 * (cards if rule is ThrowPenalty.PER_CARD else 1)
     )
-    return amount if leader % 2 == dealer % 2 else -amount
+    return amount if Seat(leader).side(dealer) is Side.DEALER else -amount

@@ -7,10 +7,11 @@ from collections.abc import Sequence
 
 from arena.rules.cards import Card, Rank, points
 from arena.rules.ruleset import KittyMultiplier, RuleSet
+from arena.rules.seats import Side
 from arena.rules.units import Unit
 
-DEALER = "dealer"
-ATTACKERS = "attackers"
+DEALER = Side.DEALER
+ATTACKERS = Side.ATTACKERS
 
 
 def kitty_multiplier(last_lead: Sequence[Unit], rules: RuleSet) -> int:
@@ -37,7 +38,7 @@ def kitty_bonus(
 class DealResult:
     """Which team won the deal and how many levels it climbs."""
 
-    winner: str  # DEALER or ATTACKERS
+    winner: Side
     levels: int
 
 

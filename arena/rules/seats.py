@@ -24,7 +24,7 @@ class Seat(int):
 
     def __new__(cls, value: int) -> Seat:
         if type(value) is cls:
-            return value  # type: ignore[return-value]
+            return value
         if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 4:
             return SEATS[value]
         raise ValueError(f"a seat is 0, 1, 2 or 3, not {value!r}")

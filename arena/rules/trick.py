@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from arena.rules.cards import Card, points
 from arena.rules.ruleset import ThrowBeatenBy
+from arena.rules.seats import Seat
 from arena.rules.trump import TRUMP_LANE, CardOrder
 from arena.rules.units import Unit, arrange, arrangements, decompose
 
@@ -122,4 +123,4 @@ def trick_winner(
     leading = first_leading(lead, units, order)
     for i in range(1, len(plays)):
         leading = next_leading(leading, i, plays[i], units, led, order)
-    return TrickResult((leader + leading.place) % 4, sum(points(p) for p in plays))
+    return TrickResult(Seat(leader).after(leading.place), sum(points(p) for p in plays))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from arena.game import Termination
 from arena.records import read_record
 from arena.server import convert
 from arena.server.limits import is_match_id
@@ -85,8 +86,8 @@ def info_from_record(path: Path) -> pb.MatchInfo:
         info.error = "the record ends without a result (the server stopped during the match)"
         return info
     info.state = (
-        pb.CANCELLED if result.reason == "cancelled"
-        else pb.FAILED if result.reason == "failed" else pb.FINISHED
+        pb.CANCELLED if result.reason is Termination.CANCELLED
+        else pb.FAILED if result.reason is Termination.FAILED else pb.FINISHED
     )  # fmt: skip
     info.deal = result.deals
     info.levels.extend(convert.rank_to_pb(r) for r in result.levels)

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from arena.game import Event, Kind, MatchEnded, Request, SeatView, TrickView
+from arena.game import Event, Kind, MatchEnded, Phase, Request, SeatView, TrickView
 from arena.referee import Fault, SeatVerdict, TimeControl
 from arena.rules import Card, Rank, RuleSet
 from arena.server import event_table
@@ -22,10 +22,10 @@ from arena.v1 import arena_pb2 as pb
 
 _KIND_TO_PB = {Kind.BID: pb.BID, Kind.BURY: pb.BURY, Kind.PLAY: pb.PLAY}
 _PHASE_TO_PB = {
-    "bidding": pb.DEALING,
-    "burying": pb.BURYING,
-    "playing": pb.PLAYING,
-    "over": pb.DEAL_OVER,
+    Phase.BIDDING: pb.DEALING,
+    Phase.BURYING: pb.BURYING,
+    Phase.PLAYING: pb.PLAYING,
+    Phase.OVER: pb.DEAL_OVER,
 }
 FAULT_TO_PB = {
     "timeout": pb.TIMEOUT,
@@ -107,7 +107,7 @@ def _put_view(m: pb.View, view: SeatView) -> None:
         _put_trick(m.current_trick, view.current)
     if view.previous is not None:
         _put_trick(m.previous_trick, view.previous)
-    m.trick_number = view.trick if view.phase == "playing" else 0
+    m.trick_number = view.trick if view.phase is Phase.PLAYING else 0
     m.attacker_points = view.attacker_points
     m.penalty_points = view.penalty_points
     m.fault_penalty_points = view.fault_penalty_points

@@ -15,6 +15,7 @@ domain field without a wire field, or a wire field that nothing fills raises
 from __future__ import annotations
 
 import dataclasses
+import enum
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -72,14 +73,13 @@ def card_from_pb(m: pb.Card) -> Card:
     return card
 
 
-def suit_to_pb(code: str | None) -> pb.Suit.ValueType:
-    """A trump suit code (``"S"`` …) to ``Suit``; ``None`` (no trump) is unspecified."""
-    return _SUIT_TO_PB[Suit(code)] if code else pb.SUIT_UNSPECIFIED
+def suit_to_pb(suit: Suit | None) -> pb.Suit.ValueType:
+    """A trump suit to ``Suit``; ``None`` (no trump) is unspecified."""
+    return _SUIT_TO_PB[suit] if suit else pb.SUIT_UNSPECIFIED
 
 
-def _suit_from_pb(value: pb.Suit.ValueType) -> str | None:
-    suit = _PB_TO_SUIT.get(value)
-    return suit.value if suit else None
+def _suit_from_pb(value: pb.Suit.ValueType) -> Suit | None:
+    return _PB_TO_SUIT.get(value)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -103,7 +103,12 @@ _HANDS: Final = Value(
     lambda ms: tuple(tuple(card_from_pb(c) for c in m.cards) for m in ms),
 )
 SUIT: Final = Value(suit_to_pb, _suit_from_pb)
-"""A trump suit code or ``None``: its type hint (``str | None``) does not say so."""
+"""A trump suit or ``None`` (no trump)."""
+
+
+def _word(kind: type[enum.StrEnum]) -> Value:
+    """A domain word (``Side``, ``Termination``) as its text on a string field."""
+    return Value(lambda v: v.value, kind)
 
 
 def _value_for(hint: Any) -> Value:
@@ -114,6 +119,8 @@ def _value_for(hint: Any) -> Value:
         return _RANK
     if hint is Card:
         return _CARD
+    if isinstance(hint, type) and issubclass(hint, enum.StrEnum):
+        return _word(hint)
     if hint == int | None:
         return _OPTIONAL_SEAT
     origin, args = typing.get_origin(hint), typing.get_args(hint)

@@ -22,7 +22,7 @@ import structlog
 import trio
 
 from arena.errors import ArenaError, ProtocolError
-from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder
+from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder, Termination
 from arena.records import read_record
 from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, Seat, TimeControl
 from arena.referee.resume import Restored, restore
@@ -361,7 +361,7 @@ class MatchHost:
     async def _finish_cancelled(self, hosted: HostedMatch) -> None:
         start = hosted.spec.rules.start_level
         result = hosted.result or MatchEnded(
-            None, (start, start), 0, "cancelled", None, hosted.cancel_reason
+            None, (start, start), 0, Termination.CANCELLED, None, hosted.cancel_reason
         )
         with trio.move_on_after(2) as scope:
             scope.shield = True

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import structlog
 import trio
 
-from arena.game import Event, MatchEnded, indexed_seat_events
+from arena.game import Event, MatchEnded, Termination, indexed_seat_events
 from arena.referee import Referee
 from arena.referee.referee import SPECTATOR
 from arena.server.limits import LimitExceeded
@@ -138,7 +138,8 @@ async def finish_failed(hosted: HostedMatch) -> None:
     referee = hosted.referee
     levels = referee.match.levels if referee else (start, start)
     deals = referee.match.deal.deal if referee else 0
-    result = MatchEnded(None, (levels[0], levels[1]), deals, "failed", detail=hosted.error)
+    failed = Termination.FAILED
+    result = MatchEnded(None, (levels[0], levels[1]), deals, failed, detail=hosted.error)
     with trio.move_on_after(2) as scope:
         scope.shield = True
         for seat in hosted.seats:

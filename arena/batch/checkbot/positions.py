@@ -38,7 +38,7 @@ from arena.game import (
     TrumpDeclared,
 )
 from arena.records import AnswerLine, EventLine, read_record
-from arena.rules import Card, CardOrder, RuleSet, Suit, Trump, card_order, decompose, format_cards
+from arena.rules import Card, CardOrder, RuleSet, card_order, decompose, format_cards
 
 # -- reading positions back from the record ------------------------------------------------
 
@@ -102,9 +102,8 @@ class _Walker:
         elif isinstance(event, CardDealt):
             self.hands[event.seat].append(event.card)
         elif isinstance(event, TrumpDeclared):
-            suit = Suit(event.suit) if event.suit else None
-            self.order = card_order(Trump(event.level, suit), self.rules)
-            self.trump = f"{event.level.code}{event.suit or 'NT'}"
+            self.order = card_order(event.trump, self.rules)
+            self.trump = str(event.trump)
             self.dealer = event.dealer
         elif isinstance(event, KittyTaken):
             self.hands[event.seat].extend(event.cards)

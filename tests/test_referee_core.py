@@ -86,7 +86,7 @@ class Seats:
 
 def header(setup: MatchSetup, policy: FaultPolicy) -> RecordHeader:
     seats = [SeatRecord(f"s{i}", "scripted") for i in range(4)]
-    return RecordHeader.for_setup("m-core", setup, seats, TC.to_dict(), policy.to_dict())
+    return RecordHeader.for_setup("m-core", setup, seats, TC, policy)
 
 
 def play_to(core: RefereeCore, seed: int, weights: tuple[int, ...]) -> None:

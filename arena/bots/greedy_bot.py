@@ -13,6 +13,7 @@ from arena.rules import (
     TRUMP_LANE,
     Card,
     CardOrder,
+    Seat,
     cheapness,
     check_play,
     decompose,
@@ -80,7 +81,7 @@ class GreedyBot:
         on_table = sum(c.points for p in plays for c in p)
         me = decision.seat
         winner = trick_winner(current.leader, plays, order).winner
-        partner_winning = winner % 2 == me % 2
+        partner_winning = Seat(winner).team == Seat(me).team
         position = request.position
         options = sorted({c for c in hand if check_play(position, (c,))}, key=cheapness(order))
         if partner_winning and len(plays) == 3:

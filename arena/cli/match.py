@@ -40,6 +40,7 @@ from arena.cli.options import (
 )
 from arena.cli.progress import Progress
 from arena.errors import ArenaError
+from arena.rules import team_of
 from arena.server.host import HostedMatch, MatchSpec, MatchState
 
 
@@ -220,7 +221,7 @@ def _print_result(hosted: HostedMatch) -> None:
         p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000 if lat else 0.0
         n = sum(1 for f in faults if f.seat == seat)
         name = hosted.spec.seat_names[seat] if hosted.spec.seat_names else s.name
-        rows.append([seat, seat % 2, name, n, f"{p50:.2f}", f"{p99:.2f}"])
+        rows.append([seat, team_of(seat), name, n, f"{p50:.2f}", f"{p99:.2f}"])
     print("seats (p50 / p99 ms: the median and 99th-percentile answer times):")
     for line in table(["seat", "team", "bot", "faults", "p50 ms", "p99 ms"], rows, left=3):
         print(line)

@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from arena.records import Record, read_record, verify
+from arena.rules import team_of
 from arena.text import MAX_NAME, MAX_REASON, printable
 
 INCOMPLETE = 3
@@ -106,7 +107,7 @@ def summary(record: Record, seat: int | None = None) -> list[str]:
             # every text a bot chose is escaped: a name must not drive the terminal
             name, bot = printable(s.name, MAX_NAME), printable(s.bot, 2 * MAX_NAME)
             version = f" {printable(s.version, MAX_NAME)}" if s.version else ""
-            out.append(f"  seat {i} (team {i % 2}): {name} [{bot}{version}]")
+            out.append(f"  seat {i} (team {team_of(i)}): {name} [{bot}{version}]")
     result = record.result
     if result is not None:
         winner = "a draw" if result.winner is None else f"team {result.winner} wins"

@@ -18,7 +18,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from arena.rules import Card, Rank
+from arena.rules import Card, Rank, team_of
 from arena.server import convert
 from arena.v1 import arena_pb2 as pb
 
@@ -108,7 +108,7 @@ class TableState:
             play = self.plays.get(i)
             body = cards_text(play) if play else Text("·", style="dim")
             style = "yellow" if i == self.winner else "green"
-            label = f"{self.seat(i)} · level {self.levels[i % 2]}{mark}"
+            label = f"{self.seat(i)} · level {self.levels[team_of(i)]}{mark}"
             return Panel(body, title=label, border_style=style, height=3)
 
         grid = Table.grid(expand=True)

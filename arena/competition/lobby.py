@@ -32,6 +32,7 @@ from arena.competition.schedule import ladder_table, swiss_round
 from arena.competition.standings import standings
 from arena.competition.store import PENDING, RUNNING, EventMatch, Store
 from arena.errors import ArenaError
+from arena.game import Termination
 from arena.referee import FaultPolicy, TimeControl
 from arena.rules import RuleSet
 from arena.server.host import HostedMatch, MatchHost, MatchSpec, MatchState, token_hash
@@ -165,7 +166,7 @@ class Lobby:
                 record = self.records / f"{m.match_id}.jsonl"
                 try:
                     result = result_of_record(record)
-                    if result["reason"] == "cancelled":  # stopped with the server: replay
+                    if result["reason"] is Termination.CANCELLED:  # stopped with the server: replay
                         raise ArenaError("cancelled")
                 except ArenaError:
                     log.info("event_match_requeued", event_name=m.event, index=m.index)
@@ -244,10 +245,9 @@ class Lobby:
         spec = MatchSpec(
             rules=rules,
             seed=m.seed,
-            time_control=TimeControl(**settings.get("time_control", {})),
-            policy=FaultPolicy.parse(
-                settings.get("policy", "lenient"),
-                max_faults=int(settings.get("max_faults", FaultPolicy().max_faults)),
+            time_control=TimeControl.from_dict(settings.get("time_control", {})),
+            policy=FaultPolicy.from_dict(
+                {"kind": settings.get("policy"), "max_faults": settings.get("max_faults")}
             ),
             seat_names=m.seats,
             connect_timeout=float(settings.get("connect_timeout", 30)),

@@ -14,6 +14,7 @@ from typing import Any
 from openskill.models import PlackettLuce
 
 from arena.competition.store import FINISHED, EventMatch
+from arena.rules import team_of
 
 
 def standings(matches: Sequence[EventMatch]) -> dict[str, Any]:
@@ -43,7 +44,7 @@ def standings(matches: Sequence[EventMatch]) -> dict[str, Any]:
             outcome = "drawn" if winner is None else "won" if winner == t else "lost"
             pairs[" + ".join(sorted(team))][outcome] += 1
         for seat, name in enumerate(m.seats):
-            t = seat % 2
+            t = team_of(seat)
             row = bots[name]
             row["played"] += 1
             row["drawn" if winner is None else "won" if winner == t else "lost"] += 1

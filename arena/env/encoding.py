@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from arena.game import CardsPlayed, DealStarted, Event, Phase, SeatView
-from arena.rules import SUITS, Card, RuleSet
+from arena.rules import SEATS, SUITS, Card, RuleSet, Seat, Side, other_team
 
 Obs = npt.NDArray[np.float32]
 
@@ -130,17 +130,17 @@ def encode(
     than in a numpy array) and handed out as a numpy view of it, without a copy.
     """
     buf = array("f", _ZEROS)
-    me = view.seat
-    rel = ((me, 0), ((me + 1) % 4, 1), ((me + 2) % 4, 2), ((me + 3) % 4, 3))
-    back = [(s - me) % 4 for s in range(4)]  # relative seat of each absolute seat
+    me = Seat(view.seat)
+    rel = ((me, 0), (me.next, 1), (me.partner, 2), (me.after(3), 3))
+    back = [s.places_after(me) for s in SEATS]  # relative seat of each absolute seat
     for card in view.hand:
         buf[_HAND + card.index] += 1
     for card in chosen:
         buf[_CHOSEN + card.index] += 1
     played = memory.played
-    for s, r in rel:
+    for seat, r in rel:
         at = _PLAYED + r * _FACES
-        buf[at : at + _FACES] = played[s]
+        buf[at : at + _FACES] = played[seat]
     current = view.current
     if current is not None:
         for s, cards in current.plays:
@@ -165,8 +165,8 @@ def encode(
         buf[_TRUMP + (_SUIT_SLOT[view.trump_suit] if view.trump_suit else 4)] = 1
         buf[_TRUMP + 5] = 1
     buf[_LEVEL + view.level - 2] = 1
-    buf[_LEVELS + view.levels[me % 2] - 2] = 1
-    buf[_LEVELS + 13 + view.levels[1 - me % 2] - 2] = 1
+    buf[_LEVELS + view.levels[me.team] - 2] = 1
+    buf[_LEVELS + 13 + view.levels[other_team(me.team)] - 2] = 1
     buf[_DEALER + (4 if view.dealer is None else back[view.dealer])] = 1
     won = view.winning_bid
     buf[_WINNING_BID + (4 if won is None else back[won.seat])] = 1
@@ -177,7 +177,7 @@ def encode(
     buf[at + 1] = view.attacker_points / total
     buf[at + 2] = view.penalty_points / 100.0
     buf[at + 3] = view.fault_penalty_points / 100.0
-    buf[at + 8] = float(view.dealer is not None and view.dealer % 2 == me % 2)
+    buf[at + 8] = float(view.dealer is not None and me.side(view.dealer) is Side.DEALER)
     buf[at + 9] = count / 10.0
     buf[at + 10] = len(chosen) / 10.0
     buf[at + 11] = view.deal / 10.0

@@ -35,7 +35,7 @@ from arena.game import (
     seat_view,
     team_of,
 )
-from arena.rules import RuleSet
+from arena.rules import SEATS, RuleSet, other_team
 
 Mask = npt.NDArray[np.int8]
 
@@ -180,15 +180,15 @@ class Table:
             if isinstance(event, TrickWon) and scheme.points:
                 gain = scheme.points * event.points / total
                 team_reward[team_of(event.winner)] += gain
-                team_reward[1 - team_of(event.winner)] -= gain
+                team_reward[other_team(team_of(event.winner))] -= gain
             elif isinstance(event, DealEnded) and scheme.deal:
-                winner = team_of(event.dealer) ^ (event.winner != "dealer")
+                winner = event.winner.team(event.dealer)
                 team_reward[winner] += scheme.deal * event.levels_gained
-                team_reward[1 - winner] -= scheme.deal * event.levels_gained
+                team_reward[other_team(winner)] -= scheme.deal * event.levels_gained
             elif isinstance(event, MatchEnded) and event.winner is not None and scheme.match:
                 team_reward[event.winner] += scheme.match
-                team_reward[1 - event.winner] -= scheme.match
-        self.rewards = [team_reward[s % 2] for s in range(4)]
+                team_reward[other_team(event.winner)] -= scheme.match
+        self.rewards = [team_reward[s.team] for s in SEATS]
 
 
 __all__ = ["Mask", "Rewards", "Table"]

@@ -6,7 +6,7 @@ No trio, no gRPC, no clocks, no randomness: a seed and the answers fix the match
 from arena.errors import StateError
 from arena.game.control import FaultPolicy, PolicyKind, TimeControl
 from arena.game.deal import TRANSITIONS, DealMachine, Step
-from arena.game.domain import FaultKind, Termination
+from arena.game.domain import FaultKind, Ruling, Termination
 from arena.game.events import (
     EVENTS,
     PASS,
@@ -96,6 +96,7 @@ __all__ = [
     "Recorder",
     "Redealt",
     "Request",
+    "Ruling",
     "SeatFeed",
     "SeatView",
     "SelfplayStats",

@@ -70,19 +70,13 @@ class TimeControl:
                 values[field.name] = _whole(data[field.name], f"time control {field.name}")
         return cls(**values)
 
-    def __repr__(self) -> str:
-        return (
-            f"TimeControl(decision_ms={self.decision_ms}, bank_ms={self.bank_ms}, "
-            f"grace_ms={self.grace_ms}, allowance_ms={self.allowance_ms})"
-        )
-
 
 class PolicyKind(enum.StrEnum):
     LENIENT = "lenient"
     STRICT = "strict"
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, repr=False)
 class FaultPolicy:
     """What a fault costs.
 
@@ -97,14 +91,17 @@ class FaultPolicy:
 
     @classmethod
     def parse(
-        cls, kind: str, penalty_points: int | None = None, max_faults: int | None = None
+        cls,
+        kind: str | None = None,
+        penalty_points: int | None = None,
+        max_faults: int | None = None,
     ) -> FaultPolicy:
         """From text (the CLI, config, the wire); ``None`` takes the default."""
+        default = _DEFAULT_POLICY
         try:
-            policy_kind = PolicyKind(kind)
+            policy_kind = default.kind if kind is None else PolicyKind(kind)
         except ValueError:
             raise InvalidRules(f"unknown fault policy {kind!r}: lenient or strict") from None
-        default = _DEFAULT_POLICY
         return cls(
             policy_kind,
             default.penalty_points if penalty_points is None else penalty_points,
@@ -125,16 +122,16 @@ class FaultPolicy:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FaultPolicy:
         """Forgiving like :meth:`TimeControl.from_dict`: missing keys take the defaults."""
-        default = _DEFAULT_POLICY
+        points, most = data.get("penalty_points"), data.get("max_faults")
         return cls.parse(
-            str(data.get("kind", default.kind.value)),
-            _whole(data.get("penalty_points", default.penalty_points), "penalty_points"),
-            _whole(data.get("max_faults", default.max_faults), "max_faults"),
+            None if data.get("kind") is None else str(data["kind"]),
+            None if points is None else _whole(points, "penalty_points"),
+            None if most is None else _whole(most, "max_faults"),
         )
 
     def __repr__(self) -> str:
         return (
-            f"FaultPolicy({self.kind.value}, penalty_points={self.penalty_points}, "
+            f"FaultPolicy(PolicyKind.{self.kind.name}, penalty_points={self.penalty_points}, "
             f"max_faults={self.max_faults})"
         )
 

@@ -26,6 +26,14 @@ class Termination(enum.StrEnum):
         return self in (Termination.LEVEL_A_KEPT, Termination.PASSED_A, Termination.DEALS_PLAYED)
 
 
+class Ruling(enum.StrEnum):
+    """How the referee judged one answer (an answer line's ``verdict``)."""
+
+    ACCEPTED = "accepted"  # applied as sent
+    FAULT = "fault"  # a fault: the fallback was played instead
+    ABSENT = "absent"  # the seat is away, its disconnection already charged: fallback
+
+
 class FaultKind(enum.StrEnum):
     """What a seat did wrong (a fault, kept apart from rule events like a failed throw)."""
 

@@ -12,7 +12,7 @@ import enum
 from typing import Any, ClassVar
 
 from arena.game.domain import Termination
-from arena.rules import Card, Rank, Side, Suit, Trump
+from arena.rules import SEATS, Card, Rank, Side, Suit, Trump
 
 
 class Kind(enum.Enum):
@@ -210,7 +210,7 @@ class DealRevealed(Event):
     ) -> DealRevealed:
         """The hands and kitty a deck in dealing order gave, dealt from ``first_seat``."""
         size = 4 * hand_size
-        hands = tuple(deck[(seat - first_seat) % 4 : size : 4] for seat in range(4))
+        hands = tuple(deck[seat.places_after(first_seat) : size : 4] for seat in SEATS)
         return cls(deal, hands, deck[size:])
 
 

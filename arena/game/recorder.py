@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from arena.game.domain import FaultKind
 from arena.game.events import DealStarted, Event, MatchEnded
 from arena.game.match import MatchMachine
 from arena.rules import Card
@@ -28,12 +29,11 @@ from arena.rules import Card
 class FaultNote(Protocol):
     """A fault as a record needs it (``arena.referee.Fault`` fits).
 
-    ``kind`` is one of ``timeout``, ``illegal_action``, ``malformed``,
-    ``unknown_sequence``, ``disconnected``; ``to_dict`` is its footer entry.
+    ``to_dict`` is its footer entry.
     """
 
     @property
-    def kind(self) -> str: ...
+    def kind(self) -> FaultKind: ...
     @property
     def reason(self) -> str: ...
     def to_dict(self) -> dict[str, Any]: ...

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from arena.game.shuffle import first_seat
-from arena.rules import Card, Rank, deck, parse_cards
+from arena.rules import Card, Rank, Seat, deck, parse_cards
 
 HAND, KITTY = 25, 8  # two decks
 
@@ -31,7 +31,7 @@ def stack(
     level: str = "2",
     avoid: Mapping[int, Callable[[Card], bool]] | None = None,
 ) -> list[Card]:
-    """A whole two-deck deck in dealing order: card i goes to seat ``(first + i) % 4``.
+    """A whole two-deck deck in dealing order: card i goes to seat ``Seat(first).after(i)``.
 
     ``hands[seat]`` lists that seat's cards in the order they are dealt (round 1 first);
     the rest of the deck fills each hand up to 25 cards (dealt after the given ones) and
@@ -70,7 +70,7 @@ def stack(
         room[dest] -= 1
     out: list[Card] = []
     for i in range(4 * HAND):
-        out.append(places[(first + i) % 4][i // 4])
+        out.append(places[Seat(first).after(i)][i // 4])
     out.extend(places[4])
     assert Counter(out) == Counter(deck(2)), "a stacked deck must be the whole deck"
     return out
@@ -84,7 +84,7 @@ def hands_of(stacked: Sequence[Card], first: int = 0) -> tuple[list[list[Card]],
     """The inverse of :func:`stack`: each seat's cards in dealing order, and the kitty."""
     hands: list[list[Card]] = [[], [], [], []]
     for i, card in enumerate(stacked[: 4 * HAND]):
-        hands[(first + i) % 4].append(card)
+        hands[Seat(first).after(i)].append(card)
     return hands, list(stacked[4 * HAND :])
 
 

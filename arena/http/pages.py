@@ -16,7 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from arena.rules import RuleSet
+from arena.rules import RuleSet, team_of
 
 
 @cache
@@ -59,7 +59,7 @@ def _shell(title: str, body: str, data: dict[str, Any] | None = None, script: bo
 def _seat(seat: int, name: str) -> str:
     return (
         f'<section class="seat" id="seat{seat}" aria-label="seat {seat}">'
-        f"<h2>{html.escape(name)} <small>(seat {seat}, team {seat % 2})</small></h2>"
+        f"<h2>{html.escape(name)} <small>(seat {seat}, team {team_of(seat)})</small></h2>"
         '<div class="meta"><span class="level"></span><span class="role"></span>'
         '<span class="won"></span><span class="bank"></span><span class="faults"></span></div>'
         '<div class="hand"></div></section>'

@@ -11,9 +11,11 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from arena.game import Event, Kind, MatchEnded
+from arena.game import Event, FaultKind, Kind, MatchEnded, Ruling
 from arena.records.format import RecordError, RecordHeader, card_list, event_from_dict, need
 from arena.rules import Card
+
+_MISSING: Final = object()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -43,17 +45,17 @@ class AnswerLine:
     played: tuple[Card, ...]
     requested_at_ms: float
     latency_ms: float
-    verdict: str  # "accepted", "fault", or "absent" (away, its disconnection charged)
-    fault_kind: str | None = None
+    verdict: Ruling
+    fault_kind: FaultKind | None = None
     fault_reason: str | None = None
 
     @property
     def fault(self) -> bool:
-        return self.verdict == "fault"
+        return self.verdict is Ruling.FAULT
 
     @property
     def absent(self) -> bool:
-        return self.verdict == "absent"
+        return self.verdict is Ruling.ABSENT
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -105,18 +107,25 @@ def _answer(d: Mapping[str, Any], n: int) -> AnswerLine:
     except ValueError:
         raise RecordError(f"answer kind {d['kind']!r} is not bid, bury or play") from None
     sent = None if d.get("sent", 0) is None else card_list(need(d, "sent", list), "sent")
-    verdict = need(d, "verdict", str)
-    if "fault" not in d:
+    text = need(d, "verdict", str)
+    fault = d.get("fault", _MISSING)
+    if fault is _MISSING:
         raise RecordError("missing 'fault'")
-    fault = d["fault"]
-    if verdict not in ("accepted", "fault", "absent"):
-        raise RecordError(f"verdict {verdict!r} is not accepted, fault or absent")
-    if (fault is None) == (verdict == "fault"):
+    try:
+        verdict = Ruling(text)
+    except ValueError:
+        raise RecordError(f"verdict {text!r} is not accepted, fault or absent") from None
+    if (fault is None) == (verdict is Ruling.FAULT):
         raise RecordError(f"a {verdict} answer {'with' if fault else 'without'} a fault")
-    fault_kind = fault_reason = None
+    fault_kind: FaultKind | None = None
+    fault_reason: str | None = None
     if fault is not None:
         fault = need(d, "fault", dict)
-        fault_kind, fault_reason = need(fault, "kind", str), need(fault, "reason", str)
+        word, fault_reason = need(fault, "kind", str), need(fault, "reason", str)
+        try:
+            fault_kind = FaultKind(word)
+        except ValueError:
+            raise RecordError(f"no fault {word!r}") from None
     return AnswerLine(
         n, need(d, "seat", int), need(d, "seq", int), kind, sent,
         card_list(need(d, "played", list), "played"),

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from arena.errors import ArenaError
-from arena.game import Event, MatchEnded, MatchMachine, RecordFeed
+from arena.game import Event, FaultKind, MatchEnded, MatchMachine, RecordFeed
 from arena.records.format import RecordHeader
 from arena.records.lines import (
     AnswerLine,
@@ -185,7 +185,11 @@ def _check_answer(a: AnswerLine, match: MatchMachine) -> None:
             f"[{format_cards(fallback)}]",
         )
     sent = a.sent
-    if a.fault_kind == "illegal_action" and sent is not None and match.check(a.seat, sent).legal:
+    if (
+        a.fault_kind is FaultKind.ILLEGAL_ACTION
+        and sent is not None
+        and match.check(a.seat, sent).legal
+    ):
         raise Divergence(a.n, f"faulted as illegal, but [{format_cards(sent)}] is legal here")
 
 

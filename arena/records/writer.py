@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from arena.errors import StateError
-from arena.game import Event, FaultNote, Kind, MatchEnded
+from arena.game import Event, FaultNote, Kind, MatchEnded, Ruling
 from arena.records.format import RecordHeader, dump_line
 from arena.rules import Card, codes
 
@@ -129,7 +129,9 @@ class RecordWriter:
             "played": codes(played),
             "requested_at_ms": requested_at_ms,
             "latency_ms": latency_ms,
-            "verdict": "fault" if fault is not None else "absent" if absent else "accepted",
+            "verdict": (
+                Ruling.FAULT if fault is not None else Ruling.ABSENT if absent else Ruling.ACCEPTED
+            ).value,
             "fault": None if fault is None else {"kind": str(fault.kind), "reason": fault.reason},
         }
         self._write([line])

@@ -97,12 +97,8 @@ def _answer(core: RefereeCore, item: AnswerLine, path: str) -> None:
     error: BotError | None = None
     if item.absent:
         error = BotGone("disconnected (still)", charge=False)
-    elif item.fault and item.fault_kind != FaultKind.ILLEGAL_ACTION.value:
-        try:
-            kind = FaultKind(item.fault_kind or "")
-        except ValueError:
-            raise RecordError(f"{path}: line {item.n}: no fault {item.fault_kind!r}") from None
-        error = BotError(kind, item.fault_reason or "")
+    elif item.fault_kind is not None and item.fault_kind is not FaultKind.ILLEGAL_ACTION:
+        error = BotError(item.fault_kind, item.fault_reason or "")
     sent = None if error is not None else item.sent
     core.apply(core.settle(ask, sent, error, item.latency_ms / 1000))
 

@@ -105,6 +105,10 @@ class Card:
 
     ``str(card)`` is the notation (``TS``), ``repr(card)`` rebuilds it
     (``Card.parse('TS')``), ``card.pretty()`` is for people (``10♠``).
+
+    Immutable: an interned value shared by every hand, so setting or deleting an
+    attribute raises ``AttributeError`` (only :meth:`_make` fills the slots, once). Reads
+    stay plain slot reads, as fast as before.
     """
 
     __slots__ = ("code", "index", "points", "rank", "suit")
@@ -121,12 +125,19 @@ class Card:
     @classmethod
     def _make(cls, index: int, suit: Suit | None, rank: Rank) -> Card:
         card = object.__new__(cls)
-        card.index = index
-        card.suit = suit
-        card.rank = rank
-        card.code = rank.code if suit is None else rank.code + suit.value
-        card.points = {Rank.FIVE: 5, Rank.TEN: 10, Rank.KING: 10}.get(rank, 0)
+        fill = object.__setattr__
+        fill(card, "index", index)
+        fill(card, "suit", suit)
+        fill(card, "rank", rank)
+        fill(card, "code", rank.code if suit is None else rank.code + suit.value)
+        fill(card, "points", {Rank.FIVE: 5, Rank.TEN: 10, Rank.KING: 10}.get(rank, 0))
         return card
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cards are immutable: cannot set {name!r} of {self.code}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cards are immutable: cannot delete {name!r} of {self.code}")
 
     @staticmethod
     def parse(text: str) -> Card:

@@ -24,9 +24,12 @@ TRUMP_LANE: Final = 4
 LANE_NAMES: Final = ("spades", "hearts", "clubs", "diamonds", "trumps")
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, repr=False)
 class Trump:
-    """The level rank and the trump suit (``None`` for a no-trump deal)."""
+    """The level rank and the trump suit (``None`` for a no-trump deal).
+
+    ``str`` is the short form (``2S``, ``ANT``), ``repr`` rebuilds it.
+    """
 
     level: Rank
     suit: Suit | None
@@ -37,6 +40,10 @@ class Trump:
 
     def __str__(self) -> str:
         return f"{self.level.code}{self.suit.value if self.suit else 'NT'}"
+
+    def __repr__(self) -> str:
+        suit = f"Suit.{self.suit.name}" if self.suit else "None"
+        return f"Trump(Rank.{self.level.name}, {suit})"
 
     def pretty(self) -> str:
         return f"level {self.level.code}, " + (

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from arena.game import Termination
 from arena.records import read_record
+from arena.rules import Seat
 from arena.server import convert
 from arena.server.limits import is_match_id
 from arena.v1 import arena_pb2 as pb
@@ -95,8 +96,11 @@ def info_from_record(path: Path) -> pb.MatchInfo:
     if record.footer is not None:
         penalties, counts = [0, 0], [0, 0, 0, 0]
         for fault in record.footer.faults:
-            seat = int(fault.get("seat", 0)) % 4
-            penalties[seat % 2] += int(fault.get("penalty_points", 0))
+            try:
+                seat = Seat(int(fault.get("seat", 0)))
+            except (TypeError, ValueError):  # a damaged footer entry: no seat to charge
+                continue
+            penalties[seat.team] += int(fault.get("penalty_points", 0))
             counts[seat] += 1
         info.result.fault_penalty_points[:] = penalties
         info.result.fault_counts[:] = counts

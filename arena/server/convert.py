@@ -11,9 +11,9 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from arena.game import Event, Kind, MatchEnded, Phase, Request, SeatView, TrickView
+from arena.game import Event, FaultKind, Kind, MatchEnded, Phase, Request, SeatView, TrickView
 from arena.referee import Fault, SeatVerdict, TimeControl
-from arena.rules import Card, Rank, RuleSet
+from arena.rules import Card, Rank, RuleSet, team_of
 from arena.server import event_table
 from arena.server.event_table import CARD_TO_PB as _CARD_TO_PB
 from arena.server.event_table import card_from_pb
@@ -27,18 +27,11 @@ _PHASE_TO_PB = {
     Phase.PLAYING: pb.PLAYING,
     Phase.OVER: pb.DEAL_OVER,
 }
-FAULT_TO_PB = {
-    "timeout": pb.TIMEOUT,
-    "illegal_action": pb.ILLEGAL_ACTION,
-    "malformed": pb.MALFORMED,
-    "unknown_sequence": pb.UNKNOWN_SEQUENCE,
-    "disconnected": pb.DISCONNECTED,
-    "memory_limit": pb.MEMORY_LIMIT,
-    "cpu_limit": pb.CPU_LIMIT,
-    "output_limit": pb.OUTPUT_LIMIT,
-    "process_limit": pb.PROCESS_LIMIT,
-    "crashed": pb.CRASHED,
+FAULT_TO_PB: dict[FaultKind, pb.FaultKind.ValueType] = {
+    kind: pb.FaultKind.Value(kind.name) for kind in FaultKind
 }
+"""The domain's fault kinds are the source; each must have a wire value of the same name
+(a new kind without one fails here, at import)."""
 
 
 def cards_to_pb(cards: Iterable[Card]) -> list[pb.Card]:
@@ -150,7 +143,7 @@ def request_to_pb(seq: int, request: Request, deadline_ms: int, bank_ms: int) ->
 def fault_to_pb(fault: Fault) -> pb.Fault:
     return pb.Fault(
         seat=fault.seat,
-        kind=FAULT_TO_PB[fault.kind.value],
+        kind=FAULT_TO_PB[fault.kind],
         reason=fault.reason,
         deal=fault.deal,
         trick=fault.trick,
@@ -167,7 +160,7 @@ def verdict_to_pb(verdict: SeatVerdict) -> pb.RefereeMessage:
     m.SetInParent()
     m.seq = verdict.seq
     m.accepted = verdict.accepted
-    m.fault = FAULT_TO_PB[verdict.fault.kind.value] if verdict.fault else pb.FAULT_NONE
+    m.fault = FAULT_TO_PB[verdict.fault.kind] if verdict.fault else pb.FAULT_NONE
     m.reason = verdict.reason
     m.played.extend([_CARD_TO_PB[c] for c in verdict.played])
     m.penalty_points = verdict.fault.penalty_points if verdict.fault else 0
@@ -179,7 +172,7 @@ def result_to_pb(result: MatchEnded, faults: Sequence[Fault] = ()) -> pb.MatchRe
     penalties = [0, 0]
     counts = [0, 0, 0, 0]
     for f in faults:
-        penalties[f.seat % 2] += f.penalty_points
+        penalties[team_of(f.seat)] += f.penalty_points
         counts[f.seat] += 1
     m = event_table.event_to_pb(result).match_ended.result
     m.fault_penalty_points.extend(penalties)

@@ -26,7 +26,7 @@ from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder, Termination
 from arena.records import read_record
 from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, Seat, TimeControl
 from arena.referee.resume import Restored, restore
-from arena.rules import RuleSet
+from arena.rules import RuleSet, team_of
 from arena.server import convert, seating
 from arena.server.archive import live_info
 from arena.server.limits import CheckBudget, Limits, LiveCount
@@ -348,7 +348,7 @@ class MatchHost:
                     referee.feed.rewind(seat)
         hosted.watchers.follow(referee)
         if missing:  # a missing seat cannot win: its team forfeits, or nobody plays
-            teams = sorted({s % 2 for s in missing})
+            teams = sorted({team_of(s) for s in missing})
             reason = seating.missing_reason(hosted, missing, waited)
             if len(teams) == 1:
                 referee.end_before_start(teams[0], reason)

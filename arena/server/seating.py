@@ -19,6 +19,7 @@ import trio
 from arena.game import Event, MatchEnded, Termination, indexed_seat_events
 from arena.referee import Referee
 from arena.referee.referee import SPECTATOR
+from arena.rules import team_of
 from arena.server.limits import LimitExceeded
 from arena.text import MAX_REASON, clip
 
@@ -96,7 +97,7 @@ async def await_seats(hosted: HostedMatch) -> list[int]:
     with trio.move_on_after(hosted.spec.connect_timeout):
         while True:
             waiting = [s for s in empty() if s not in hosted.abandoned]
-            if not waiting or len({s % 2 for s in hosted.abandoned}) == 2:
+            if not waiting or len({team_of(s) for s in hosted.abandoned}) == 2:
                 break
             hosted.news = trio.Event()
             async with trio.open_nursery() as nursery:

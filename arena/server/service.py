@@ -216,8 +216,7 @@ class MatchesService(pb_grpc.MatchesServicer):
             if request.deals:
                 rules = rules.from_mapping({"deals": request.deals}, rules)
             policy = FaultPolicy.parse(
-                request.policy or "lenient",
-                max_faults=request.max_faults or FaultPolicy().max_faults,
+                request.policy or None, max_faults=request.max_faults or None
             )
             spec = MatchSpec(
                 rules=rules,

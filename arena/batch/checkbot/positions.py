@@ -49,7 +49,7 @@ class Position:
 
     deal: int
     attempt: int
-    kind: str  # bid, bury, play
+    kind: Kind
     trick: int | None  # plays only
     hand: tuple[Card, ...]
     plays: tuple[tuple[int, tuple[Card, ...]], ...]  # the trick so far
@@ -62,7 +62,7 @@ class Position:
         return {
             "deal": self.deal,
             "attempt": self.attempt,
-            "kind": self.kind,
+            "kind": self.kind.value,
             "trick": self.trick,
             "hand": format_cards(self.hand),
             "trick_so_far": [{"seat": s, "cards": format_cards(c)} for s, c in self.plays],
@@ -130,7 +130,7 @@ class _Walker:
         return Position(
             self.deal,
             self.attempt,
-            answer.kind.value,
+            answer.kind,
             self.trick if answer.kind is Kind.PLAY else None,
             tuple(shown),
             tuple(self.plays),

@@ -12,6 +12,7 @@ from typing import Any
 from arena.batch.checkbot.positions import Position
 from arena.batch.checkbot.scenarios import Scenario
 from arena.batch.sandbox import SandboxLimits
+from arena.game import Kind
 from arena.referee import FaultPolicy, TimeControl
 from arena.rules import Card, format_cards
 
@@ -71,7 +72,7 @@ class FaultReport:
             lines.append(f"trump:   {trump}; dealer {dealer}")
             n = len(pos.hand)
             lines.append(f"hand:    {format_cards(pos.hand) or '(empty)'} ({n} card{plural(n)})")
-            if pos.kind == "play":
+            if pos.kind is Kind.PLAY:
                 so_far = "; ".join(f"seat {s}: {format_cards(c)}" for s, c in pos.plays)
                 lines.append(f"trick:   {so_far or '(the bot leads)'}")
         else:

@@ -17,7 +17,7 @@ from typing import Any
 
 from arena.bots import GreedyBot, make_bot
 from arena.game import Action, Kind, Request, order_for, seed_for_first_seat, stack
-from arena.rules import Card, Suit, fallback_bury, parse_cards
+from arena.rules import Card, Seat, Suit, fallback_bury, parse_cards
 
 # -- the situations a scenario sets up ----------------------------------------------------
 
@@ -125,7 +125,8 @@ def _stacked(
     """A stacked scenario written in seats relative to the bot: ``B`` the bot, ``L`` the
     opponent after it (who plays first when leading to it), ``P`` its partner, ``R`` the
     opponent before it."""
-    seats = {"B": bot, "L": (bot + 1) % 4, "P": (bot + 2) % 4, "R": (bot + 3) % 4}
+    me = Seat(bot)
+    seats: dict[str, int] = {"B": me, "L": me.next, "P": me.partner, "R": me.after(3)}
     given = [""] * 4
     for who, text in hands.items():
         given[seats[who]] = text

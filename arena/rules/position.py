@@ -37,7 +37,7 @@ from typing import Final
 
 from arena.errors import InvalidCards, StateError
 from arena.rules.bids import Bid
-from arena.rules.cards import Card, Rank, Suit
+from arena.rules.cards import Card, Rank, Suit, check_counts
 from arena.rules.ruleset import RuleSet
 from arena.rules.seats import SEATS, Seat
 from arena.rules.trump import CardOrder, Trump, card_order
@@ -178,17 +178,24 @@ class Position:
         except ValueError:
             raise InvalidCards(f"points: a whole number, not {points_f!r}") from None
         h0, h1, h2, h3 = (_maybe(h, "hands") for h in hands)
+        kitty = _maybe(kitty_f, "kitty")
+        rules = rules or _DEFAULT_RULES
+        known = [c for part in (h0, h1, h2, h3, kitty, *plays) if part for c in part]
+        try:
+            check_counts(known, rules.decks)
+        except InvalidCards as exc:
+            raise InvalidCards(f"an impossible position: {exc}") from None
         return cls(
             hands=(h0, h1, h2, h3),
             level=level,
             trump=trump,
             dealer=None if dealer_f == EMPTY else _seat(dealer_f, "dealer"),
-            kitty=_maybe(kitty_f, "kitty"),
+            kitty=kitty,
             leader=_seat(leader, "trick leader"),
             plays=plays,
             points=points,
             bid=bid,
-            rules=rules or _DEFAULT_RULES,
+            rules=rules,
         )
 
 
@@ -240,9 +247,10 @@ def _maybe(text: str, field: str) -> Hand | None:
 
 
 def _seat(text: str, field: str) -> int:
-    if text not in ("0", "1", "2", "3"):
-        raise InvalidCards(f"{field}: a seat 0-3, not {text!r}")
-    return SEATS[int(text)]
+    try:
+        return Seat(int(text)) if text.isdigit() else Seat(-1)
+    except ValueError:
+        raise InvalidCards(f"{field}: a seat 0-3, not {text!r}") from None
 
 
 def _trump(text: str) -> tuple[Rank, Trump | None]:

@@ -8,6 +8,7 @@ and goes on. :func:`answer` is the pure core; :func:`run` is the thin I/O loop.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any
@@ -31,6 +32,7 @@ from arena.rules import (
     is_bid_shape,
     kitty_bonus,
     legal_bids,
+    legal_plays,
     parse_cards,
     position_of,
     shape_of,
@@ -294,6 +296,35 @@ def _q_bids(q: dict[str, Any], rules: RuleSet) -> Answer:
     return {"bids": [codes(b) for b in bids]}
 
 
+PLAYS_SHOWN = 1000  # legal plays listed per answer: their number can be exponential
+
+
+def _q_position(q: dict[str, Any], rules: RuleSet) -> Answer:
+    """A position in the text form (docs/position.md): the legal plays of the seat to
+    play (the first ``PLAYS_SHOWN``, and how many there are up to 100,000), or with
+    ``play`` the verdict on it."""
+    raw = _need(q, "position")
+    if not isinstance(raw, str):
+        raise BadQuestion("'position' must be a position in the text form (docs/position.md)")
+    try:
+        position = Position.parse(raw, rules)
+        hand = position.hand(position.turn)
+        position.order  # noqa: B018 - a position to judge plays in needs its trump
+    except ArenaError as exc:
+        raise BadQuestion(f"position: {exc}") from None
+    if not hand:
+        raise BadQuestion(f"position: seat {position.turn}, to play, holds no cards")
+    if "play" in q:
+        verdict = check_play(position, _cards(q, "play", rules, allow_empty=True))
+        return {"legal": verdict.legal, "reason": verdict.reason, "turn": position.turn}
+    plays = list(itertools.islice(legal_plays(position), 100_000))
+    return {
+        "turn": position.turn,
+        "count": len(plays),
+        "plays": [codes(p) for p in plays[:PLAYS_SHOWN]],
+    }
+
+
 _HANDLERS: dict[str, Callable[[dict[str, Any], RuleSet], Answer]] = {
     "units": _q_units,
     "follow": _q_follow,
@@ -303,4 +334,5 @@ _HANDLERS: dict[str, Callable[[dict[str, Any], RuleSet], Answer]] = {
     "result": _q_result,
     "advance": _q_advance,
     "bids": _q_bids,
+    "position": _q_position,
 }

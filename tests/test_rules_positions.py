@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 from collections import Counter
+from pathlib import Path
 
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
@@ -29,6 +31,7 @@ from arena.rules import (
     check_play,
     decompose,
     legal_plays,
+    perft,
 )
 
 FAST = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -141,3 +144,15 @@ def test_failures_shrink_to_small_positions() -> None:
 
     found = find(positions(plays=st.integers(1, 3)), pair_led)
     assert max(len(h) for h in found.hands if h is not None) <= 2, str(found)
+
+
+def test_the_documented_positions_parse_and_print_back() -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "position.md").read_text()
+    block = re.search(r"```position\n(.*?)```", text, re.S)
+    assert block is not None
+    lines = block.group(1).strip().splitlines()
+    assert len(lines) >= 5
+    for line in lines:
+        assert str(Position.parse(line)) == line
+    follow, tractor, _, lead, _ = (Position.parse(line) for line in lines)
+    assert perft(follow, 1) == 6 and perft(tractor, 1) == 1 and perft(lead, 1) == 53

@@ -109,7 +109,8 @@ class DealMachine:
             rules, deal, attempt, dealer, levels, level, first_seat, redeal_fallback, tuple(cards)
         )
         self.events: Final[list[Event]] = []
-        self._snapshot: DealSnapshot | None = None
+        self._snapshot: DealSnapshot | None = None  # caches, dropped at every change
+        self._position: Position | None = None
         expected = 4 * rules.hand_size + rules.kitty_size
         if len(self._s.deck) != expected:
             raise StateError(
@@ -138,7 +139,9 @@ class DealMachine:
     @property
     def position(self) -> Position:
         """The rules' view of the deal now (what the legality API judges against)."""
-        return self.snapshot().position
+        if self._position is None:
+            self._position = self._s.position(self._snapshot)
+        return self._position
 
     def __repr__(self) -> str:
         return f"<DealMachine deal {self.deal} {self._s.phase.value}: {self.position}>"
@@ -197,7 +200,8 @@ class DealMachine:
                 raise StateError(f"no {what.value} is allowed in phase {self._s.phase.value}")
             handler, after = row
             what = handler(self, answer)
-            self._s.phase, answer, self._snapshot = after, None, None
+            self._s.phase, answer = after, None
+            self._snapshot = self._position = None
 
     def _pending_for(self, seat: int) -> Decision:
         decision = self._s.window.get(seat)
@@ -216,7 +220,7 @@ class DealMachine:
 
     def _emit(self, event: Event) -> Event:
         self.events.append(event)
-        self._snapshot = None
+        self._snapshot = self._position = None
         return event
 
     # -- dealing and bidding (RULES.md §5) -----------------------------------------------
@@ -254,7 +258,7 @@ class DealMachine:
         made = apply_window(self._s.answers, start, self.position)
         for bid in made:
             self._s.winning = bid
-            self._s.bids.append(bid)
+            self._s.bids += (bid,)
             self._emit(BidMade(bid.seat, bid.cards))
         self._s.window, self._s.answers = {}, {}
         if not self._s.closing:
@@ -350,8 +354,7 @@ class DealMachine:
             self._s.trick_points += won
         self._emit(TrickWon(self._s.trick, winner, won, self._s.trick_points))
         self._s.previous = PastTrick(self._s.leader, tuple(plays), winner)
-        for _, cards in plays:
-            self._s.played.extend(cards)
+        self._s.played += tuple(c for _, cards in plays for c in cards)
         self._s.trick += 1
         self._s.plays = []
         self._s.leader = winner

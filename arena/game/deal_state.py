@@ -40,7 +40,7 @@ class DealState:
     kitty: list[Card] = dataclasses.field(default_factory=list)
     redeal: bool = False
     # bidding
-    bids: list[Bid] = dataclasses.field(default_factory=list)
+    bids: tuple[Bid, ...] = ()
     winning: Bid | None = None
     dealt: int = 0  # rounds dealt
     seen: list[frozenset[Action]] = dataclasses.field(default_factory=lambda: [frozenset()] * 4)
@@ -53,7 +53,7 @@ class DealState:
     trick: int = 1  # numbered from 1 within the deal
     leader: int = 0
     plays: list[tuple[int, Action]] = dataclasses.field(default_factory=list)
-    played: list[Card] = dataclasses.field(default_factory=list)  # cards of finished tricks
+    played: tuple[Card, ...] = ()  # cards of finished tricks (a tuple: frozen as it is)
     leading: Leading = _NOBODY  # the play winning the trick in progress
     lead_units: tuple[Unit, ...] = ()  # the units of the lead as landed
     previous: PastTrick | None = None
@@ -68,26 +68,35 @@ class DealState:
         """The seat winning the trick in progress so far (the leader before any follow)."""
         return Seat(self.leader).after(self.leading.place) if self.plays else self.leader
 
+    def position(self, current: DealSnapshot | None = None) -> Position:
+        """The rules' view of the deal now (the legality API judges against it); the
+        hands of ``current``, the snapshot of this same moment, if there is one."""
+        h, plays = self.hands, self.plays
+        hands = current.hands if current is not None else (
+            tuple(h[0]), tuple(h[1]), tuple(h[2]), tuple(h[3])
+        )  # fmt: skip
+        return Position(
+            hands, self.level, self.trump,
+            self.dealer, None if self.phase is Phase.BIDDING else tuple(self.kitty),
+            self.leader, tuple(cards for _, cards in plays), self.trick_points,
+            self.winning, self.rules, self.lead_units if plays else None,
+        ).knowing(self.order)  # fmt: skip
+
     def freeze(self) -> DealSnapshot:
+        """The snapshot of the state now."""
         h, r = self.hands, self.revealed
         hands = (tuple(h[0]), tuple(h[1]), tuple(h[2]), tuple(h[3]))
         plays = tuple(self.plays)
-        bidding = self.phase is Phase.BIDDING
-        position = Position(
-            hands, self.level, self.trump, self.dealer, None if bidding else tuple(self.kitty),
-            self.leader, tuple(cards for _, cards in plays), self.trick_points,
-            self.winning, self.rules, self.lead_units if plays else None,
-        )  # fmt: skip
         s, t = self.points_by_seat, self.team_penalties
         ended, won = self.ended or (None, False)
         return DealSnapshot(
             self.rules, self.deal, self.attempt, self.phase, self.dealer, self.level,
             self.levels, self.first_seat, self.deck, self.dealt, hands, tuple(self.kitty),
-            tuple(self.bids), self.winning, self.trump, self.order, self.trick,
+            self.bids, self.winning, self.trump, self.order, self.trick,
             self.leader, plays, self.winning_seat() if plays else None, self.lead_units,
-            self.previous, tuple(self.played), (tuple(r[0]), tuple(r[1]), tuple(r[2]),
+            self.previous, self.played, (tuple(r[0]), tuple(r[1]), tuple(r[2]),
             tuple(r[3])), self.trick_points, (s[0], s[1], s[2], s[3]),
-            self.throw_penalties, (t[0], t[1]), ended, won, self.redeal, position,
+            self.throw_penalties, (t[0], t[1]), ended, won, self.redeal,
         )  # fmt: skip
 
 

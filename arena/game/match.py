@@ -153,10 +153,9 @@ class MatchMachine:
         self._absorb(self.deal.penalize(team, points, reason))
 
     def _after_deal(self) -> Input | None:
-        deal = self.deal.snapshot()
-        if deal.phase is not Phase.OVER:
+        if self.deal.phase is not Phase.OVER:  # (no snapshot: this runs at every answer)
             return None
-        return Input.REDEAL if deal.redeal else Input.DEAL_OVER
+        return Input.REDEAL if self.deal.snapshot().redeal else Input.DEAL_OVER
 
     def _on_redeal(self) -> Input | None:
         self.deal = self._new_deal(self.deal.snapshot().attempt + 1)

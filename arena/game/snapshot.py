@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from typing import NamedTuple
 
 from arena.game.events import Action, DealEnded, MatchEnded
 from arena.rules import Bid, Card, CardOrder, Position, Rank, RuleSet, Trump, Unit
@@ -37,8 +38,7 @@ class PastTrick:
     winner: int
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class DealSnapshot:
+class DealSnapshot(NamedTuple):  # a tuple: immutable, and cheap to make at every change
     """Everything about one deal as of now (the referee's picture: nothing hidden)."""
 
     rules: RuleSet
@@ -72,7 +72,17 @@ class DealSnapshot:
     result: DealEnded | None
     match_won: bool
     redeal: bool  # the first deal ended without a bid: deal again
-    position: Position  # the rules' view of the same moment (its text form is the repr)
+
+    @property
+    def position(self) -> Position:
+        """The rules' view of the same moment (its text form is the repr)."""
+        plays = self.plays
+        return Position(
+            self.hands, self.level, self.trump, self.dealer,
+            None if self.phase is Phase.BIDDING else self.kitty, self.leader,
+            tuple(cards for _, cards in plays), self.trick_points, self.winning, self.rules,
+            self.lead_units if plays else None,
+        ).knowing(self.order)  # fmt: skip
 
     @property
     def undealt(self) -> Hand:
@@ -83,8 +93,7 @@ class DealSnapshot:
         return f"<DealSnapshot deal {self.deal} {self.phase.value}: {self.position}>"
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class MatchSnapshot:
+class MatchSnapshot(NamedTuple):
     """A match as of now: its levels and the current deal's snapshot."""
 
     levels: tuple[Rank, Rank]

@@ -66,6 +66,9 @@ class Position:
     # the lead's units as they landed (a failed throw's forced unit): a cache the deal
     # machine fills; derived from the lead when absent
     landed_units: tuple[Unit, ...] | None = None
+    # the card order, once asked for or handed over (:meth:`knowing`): a cache, which
+    # dataclasses.replace does not copy
+    known_order: CardOrder | None = dataclasses.field(default=None, init=False)
 
     # -- derived ---------------------------------------------------------------------------
 
@@ -82,16 +85,30 @@ class Position:
     @property
     def order(self) -> CardOrder:
         """The card order of this deal (the trump must be declared)."""
+        order = self.known_order
+        if order is not None:
+            return order
         if self.trump is None:
             raise StateError("no trump has been declared yet")
-        return card_order(self.trump, self.rules)
+        order = card_order(self.trump, self.rules)
+        object.__setattr__(self, "known_order", order)  # a cache: the value is unchanged
+        return order
 
     @property
     def lead_units(self) -> tuple[Unit, ...]:
         """The units of the trick's lead (empty when the next play leads)."""
         if self.landed_units is not None or not self.plays:
             return self.landed_units or ()
-        return tuple(decompose(self.plays[0], self.order))
+        units = tuple(decompose(self.plays[0], self.order))
+        object.__setattr__(self, "landed_units", units)  # a cache: the lead's own units
+        return units
+
+    def knowing(self, order: CardOrder | None) -> Position:
+        """This position, told its card order (``card_order(self.trump, self.rules)``)
+        by a caller that has it at hand: the order is then not looked up again."""
+        if order is not None:
+            object.__setattr__(self, "known_order", order)  # a cache: the value is unchanged
+        return self
 
     def hand(self, seat: int) -> Hand:
         """``seat``'s hand, which must be known."""

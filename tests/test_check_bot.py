@@ -113,7 +113,7 @@ def test_a_fault_is_reported_with_its_position(tmp_path: Path) -> None:
     assert fault.kind == "illegal_action" and "not in hand" in fault.reason
     pos = fault.position
     assert pos is not None
-    assert pos.kind == "play" and pos.deal == 1 and pos.trick == 1
+    assert pos.kind is Kind.PLAY and pos.deal == 1 and pos.trick == 1
     assert "following a tractor of 2 pairs of hearts AH AH KH KH" in pos.what
     assert [seat for seat, _ in pos.plays] == [1, 2, 3]  # the bot (seat 0) plays last
     assert Counter(parse_cards("9H 9H TH TH")) <= Counter(pos.hand)

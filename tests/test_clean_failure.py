@@ -126,7 +126,7 @@ def test_a_damaged_record_at_start_is_skipped_with_one_warning(tmp_path: Path) -
         skipped = [line for line in server.log().splitlines() if "skipping" in line]
     assert skipped == [
         f"arena serve: skipping {damaged} line 0: "
-        "ValueError: could not convert string to float: 'fast'",
+        "header: time_control.decision_ms must be a number, not 'fast'",
         f"arena serve: skipping {records / 'm-00000000000b.jsonl'} line 0: no complete header line",
     ]
 

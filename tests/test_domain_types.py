@@ -121,7 +121,7 @@ def test_a_record_header_holds_the_values_and_reads_old_headers() -> None:
     old = {**header.to_dict(), "time_control": {}, "policy": {"kind": "lenient"}}
     read = RecordHeader.from_dict(old)  # written before every key was
     assert (read.time_control, read.policy) == (TimeControl(), FaultPolicy())
-    with pytest.raises(RecordError, match=r"header time_control: .*decision_ms"):
+    with pytest.raises(RecordError, match=r"time_control.decision_ms must be a number"):
         RecordHeader.from_dict({**old, "time_control": {"decision_ms": "fast"}})
 
 

@@ -50,7 +50,7 @@ class TimeControl:
     def bank_after(self, bank: float, latency: float) -> float:
         """The bank (s) left after a decision that took ``latency`` s with ``bank`` s
         left: time beyond :attr:`limit` comes from the bank. Below zero: a timeout."""
-        overrun = latency - self.limit
+        overrun = latency - (self.decision_ms + self.allowance_ms) / 1000  # beyond the limit
         return bank - overrun if overrun > 0 else bank
 
     def to_dict(self) -> dict[str, Any]:
@@ -67,7 +67,7 @@ class TimeControl:
         values: dict[str, int] = {}
         for field in dataclasses.fields(cls):
             if field.name in data:
-                values[field.name] = _whole(data[field.name], f"time control {field.name}")
+                values[field.name] = _whole(data[field.name], f"time_control.{field.name}")
         return cls(**values)
 
 
@@ -125,8 +125,8 @@ class FaultPolicy:
         points, most = data.get("penalty_points"), data.get("max_faults")
         return cls.parse(
             None if data.get("kind") is None else str(data["kind"]),
-            None if points is None else _whole(points, "penalty_points"),
-            None if most is None else _whole(most, "max_faults"),
+            None if points is None else _whole(points, "policy.penalty_points"),
+            None if most is None else _whole(most, "policy.max_faults"),
         )
 
     def __repr__(self) -> str:

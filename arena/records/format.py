@@ -144,14 +144,14 @@ def _clock(data: Mapping[str, Any]) -> TimeControl:
     try:
         return TimeControl.from_dict(data)
     except InvalidRules as exc:
-        raise RecordError(f"header time_control: {exc}") from None
+        raise RecordError(str(exc)) from None
 
 
 def _policy(data: Mapping[str, Any]) -> FaultPolicy:
     try:
         return FaultPolicy.from_dict(data)
     except InvalidRules as exc:
-        raise RecordError(f"header policy: {exc}") from None
+        raise RecordError(str(exc)) from None
 
 
 # -- encoding ----------------------------------------------------------------------------

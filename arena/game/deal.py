@@ -181,7 +181,8 @@ class DealMachine:
         """What ``seat``'s fallback depends on, frozen now: it holds nothing of the
         machine, so it can travel with a request and never goes stale."""
         decision = self._pending_for(seat)
-        return FallbackBasis(decision, self.position if decision.kind is not Kind.BID else None)
+        deal = self.snapshot()  # the view's snapshot: its copies cost nothing more
+        return FallbackBasis(decision, deal.hands[seat], deal.order, deal.lead_units)
 
     def penalize(self, team: int, points: int, reason: str) -> list[Event]:
         """Charge ``points`` against ``team`` (a referee penalty, settled at deal end)."""

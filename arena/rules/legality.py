@@ -57,15 +57,18 @@ def check_play(position: Position, cards: Sequence[Card]) -> Verdict:
     shape only.
     """
     seat = position.turn
-    lead = position.lead
-    if lead is None:
+    plays = position.plays
+    if not plays:
         if position.dealer is None:
             raise StateError("no dealer yet: nothing is played before the bidding ends")
         hands = [h if h is not None else () for h in position.hands]
         hands[seat] = position.hand(seat)
         return check_lead(seat, hands, cards, position.order, position.dealer)
-    hand = position.hand(seat)
-    return check_follow(lead, hand, cards, position.order, position.lead_units)
+    units = position.landed_units  # the lead's units, cached by whoever knew them
+    if units is None:
+        units = position.lead_units
+    order = position.known_order or position.order
+    return check_follow(plays[0], position.hand(seat), cards, order, units)
 
 
 def legal_plays(position: Position) -> Iterator[Hand]:

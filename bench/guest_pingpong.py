@@ -20,7 +20,6 @@ import asyncio
 import statistics
 import sys
 from collections.abc import AsyncIterator
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -93,21 +92,10 @@ def _cancel_all() -> None:
 
 
 async def raw_and_bridge(round_trips: int) -> tuple[float, float]:
-    """bench/bridge_pingpong.py's two servers, measured by the same client."""
-    config = bridge_pingpong.GrpcServerConfig(service_names=("arena.v1.Arena",))
-    raw = [partial(arena_pb2_grpc.add_ArenaServicer_to_server, bridge_pingpong.RawArena())]
-    async with bridge_pingpong.open_grpc_server(raw, config) as server:
-        raw_us = await trio.to_thread.run_sync(bridge_pingpong.measure, server.target, round_trips)
-    inbox = bridge_pingpong.TrioInbox[bridge_pingpong.Job]()
-    arena = bridge_pingpong.BridgedArena(inbox)
-    bridged = [partial(arena_pb2_grpc.add_ArenaServicer_to_server, arena)]
-    async with trio.open_nursery() as nursery:
-        async with bridge_pingpong.open_grpc_server(bridged, config) as server:
-            nursery.start_soon(bridge_pingpong.trio_referee, inbox)
-            bridge_us = await trio.to_thread.run_sync(
-                bridge_pingpong.measure, server.target, round_trips
-            )
-        nursery.cancel_scope.cancel()
+    """bench/bridge_pingpong.py's raw server and arena's bridge, measured by the same client."""
+    spawn, wait_all = bridge_pingpong._spawn, bridge_pingpong._wait_all
+    raw_us = await bridge_pingpong.measure_one("raw", round_trips, 1, spawn, wait_all)
+    bridge_us = await bridge_pingpong.measure_one("batched", round_trips, 1, spawn, wait_all)
     return raw_us, bridge_us
 
 

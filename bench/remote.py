@@ -1,27 +1,34 @@
-"""Time per referee decision over gRPC, beside a raw grpc.aio ping-pong; then load.
+"""Time and CPU per referee decision over gRPC, beside raw grpc.aio replays; then load.
 
 Part A, one match: the arena server runs in this process (trio referee + grpc.aio thread,
 as ``arena serve``); four ``bench/bots/fallback_bot.py`` processes answer every request
-at once with its fallback, so what the referee measures per decision (request sent →
-answer received, ``Referee.latencies``) is the server's overhead plus the network. Beside
-it, in the same run, a raw grpc.aio server (the same embedded ``GrpcThread``, no trio,
-no referee) replays the very same wire messages — each request of that match, then its
-verdict — to the same bot program, timing request written → answer read on its asyncio
-loop: to one client (``raw1``, the ping-pong of the issue's goal, arena p50 ≤ 1.5×), to
-four (``raw4``, the arena's topology), and to four with each verdict sent alongside the
-next request instead of before it (``raw4v``, the arena's traffic). The paths run in
-rounds, in rotating order, and their samples are pooled: load from elsewhere on the
-machine then falls on all of them alike.
+at once with its fallback (asking for ``VERDICT_FAULTS_ONLY`` where the protocol has it),
+so what the referee measures per decision is the server's overhead plus the network.
+Beside it, in the same run, a raw grpc.aio server (the same embedded ``GrpcThread``, no
+trio, no referee) replays the very same requests to the same bot program, timing request
+written → answer read on its asyncio loop: to one client (``raw1``), to four (``raw4``,
+the arena's topology and, with acknowledgements riding on requests, its traffic shape:
+the p50 goal's yardstick), and to four with a verdict after each answer (``raw4v``, the
+shape of the original protocol). Server CPU per decision is the process's CPU time over
+the decisions (round trips) of each path. The paths run in rounds, in rotating order,
+their samples pooled: load from elsewhere then falls on all of them alike. Then
+``bench/bridge_pingpong.py``'s five bridge structures.
 
 Part B, load: 50, 100 and 250 concurrent matches of one deal on one server (a fresh
 server process per level, so its memory and CPU time are its own), the 4×N seats played
 by two client processes with one grpc.aio stream and TCP connection per seat, at a 5 s
-decision limit. Reports decisions/s, the referee's p50/p99 per decision, faults, the
-server's and clients' CPU seconds and the server's resident memory (VmRSS before the
-matches, VmHWM peak, VmRSS once they are over).
+decision limit, plus 8 probe matches whose bots think 5 ms (a third process): the time
+they were charged against the think time they measured themselves (fair clocks).
+Reports decisions/s, the referee's p50/p99 per decision, faults, the server's and
+clients' CPU seconds and the server's resident memory (VmRSS before the matches, VmHWM
+peak, VmRSS once they are over).
 
-    .venv/bin/python bench/remote.py            # ~3 minutes
-    .venv/bin/python bench/remote.py --quick    # ~30 s smoke run
+The summary prints each goal of issue 20 with its figure and ratio; ``--json-out FILE``
+keeps the figures and ``--baseline FILE`` (an earlier run's, e.g. on the code before a
+change: ``PYTHONPATH=/path/to/old/checkout``) adds the ratio to it.
+
+    .venv/bin/python bench/remote.py            # ~5 minutes
+    .venv/bin/python bench/remote.py --quick    # ~1 minute smoke run
 
 Numbers are noisy on a 2-core machine shared with other work: read the ratios within
 one run, and the load averages printed around it.
@@ -32,7 +39,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -41,6 +50,8 @@ from typing import Any
 import trio
 from remote_kit import (  # bench/remote_kit.py: the script's directory is on sys.path
     BOT,
+    PROBES,
+    THINK_MS,
     LatencyRecorder,
     ScriptSeat,
     Spawner,
@@ -76,7 +87,7 @@ PATHS = {
     "floor": "in-process seats (referee + convert, no network)",
     "raw1": "raw grpc.aio replay, 1 client process",
     "raw4": "raw grpc.aio replay, 4 client processes",
-    "raw4v": "  the same, verdict overlapping the next request",
+    "raw4v": "  the same plus a verdict per answer (overlapping)",
     "arena": "arena: trio referee + bridge + grpc.aio, 4 bots",
     "arena_play": "  arena, PLAY decisions only",
     "arena_bid": "  arena, BID decisions (concurrent windows)",
@@ -91,13 +102,17 @@ class PartA:
         default_factory=lambda: {key: [] for key in PATHS}
     )
     busy: dict[str, float] = dataclasses.field(default_factory=dict)  # s from first ask to last
+    cpu: dict[str, float] = dataclasses.field(default_factory=dict)  # server CPU s per path
+    trips: dict[str, int] = dataclasses.field(default_factory=dict)  # decisions per path
     decisions: int = 0
     faults: int = 0
     states: set[str] = dataclasses.field(default_factory=set)
     bots: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     script_bytes: float = 0.0
-    bridge: tuple[float, float] = (0.0, 0.0)
+    bridge: dict[str, float] = dataclasses.field(default_factory=dict)
     bridge_trips: int = 0
+    verdicts: int = 0  # Verdict messages the arena's bots received
+    acks: int = 0  # acknowledgements that rode on another message
 
 
 async def capture(rules: RuleSet, tc: TimeControl, a: PartA) -> list[Step]:
@@ -119,7 +134,9 @@ async def play_arena(rules: RuleSet, tc: TimeControl, spawner: Spawner, a: PartA
         hosted = server.host.create(MatchSpec(rules=rules, seed=SEED, time_control=tc))
         argv = [sys.executable, str(BOT), "--server", server.target]
         procs = [spawner.spawn([*argv, f"--token={t}"]) for t in hosted.tokens if t is not None]
+        cpu = time.process_time()
         await hosted.done.wait()
+        a.cpu["arena"] = a.cpu.get("arena", 0.0) + time.process_time() - cpu
         a.bots += [json.loads(out) for out in await spawner.wait_all(procs)]
     referee = hosted.referee
     assert referee is not None, hosted.error
@@ -128,6 +145,7 @@ async def play_arena(rules: RuleSet, tc: TimeControl, spawner: Spawner, a: PartA
     a.latencies["arena_bid"] += [x for k, _, x in recorder.answers if k == "bid"]
     a.busy["arena"] = a.busy.get("arena", 0.0) + recorder.span()
     a.decisions += referee.decisions
+    a.trips["arena"] = a.decisions
     a.faults += len(referee.faults) + referee.late_answers
     a.states.add(hosted.state.value)
 
@@ -145,11 +163,17 @@ async def part_a(deals: int, rounds: int, spawner: Spawner) -> PartA:
             if path == "arena":
                 await play_arena(rules, tc, spawner, a)
             else:
-                clients, overlap = int(path[3]), path.endswith("v")
-                latencies, busy = await replay_raw(script, clients, spawner, overlap)
+                clients, verdicts = int(path[3]), path.endswith("v")
+                latencies, busy, cpu = await replay_raw(
+                    script, clients, spawner, overlap=verdicts, verdicts=verdicts
+                )
                 a.latencies[path] += latencies
                 a.busy[path] = a.busy.get(path, 0.0) + busy
-    a.bridge_trips = 500 * (1 + rounds)
+                a.cpu[path] = a.cpu.get(path, 0.0) + cpu
+                a.trips[path] = a.trips.get(path, 0) + len(latencies)
+    a.verdicts = sum(b.get("verdicts", 0) for b in a.bots)
+    a.acks = sum(b.get("acks", 0) for b in a.bots)
+    a.bridge_trips = 1000
     a.bridge = await bridge_pingpong(a.bridge_trips, spawner)
     return a
 
@@ -165,7 +189,8 @@ def print_a(a: PartA) -> None:
     )
     print(
         f"  messages: request {request_b:.0f} B on average (script {a.script_bytes:.0f} B), "
-        f"action {action_b:.0f} B, plus a verdict after each answer; bot think time ≈ 0"
+        f"action {action_b:.0f} B; bot think time ≈ 0; {a.verdicts} verdict messages and "
+        f"{a.acks} acks riding on other messages for {requests} requests"
     )
     raw = a.latencies["raw1"]
     raw50, raw99 = statistics.median(raw), pct(raw, 0.99)
@@ -182,17 +207,16 @@ def print_a(a: PartA) -> None:
         f"  one match end to end: arena {a.decisions / a.busy['arena']:.0f} decisions/s, "
         f"in-process seats {floor_rate:.0f}/s"
     )
-    raw_us, bridge_us = a.bridge
+    cpu = {k: a.cpu[k] / a.trips[k] * 1e6 for k in a.cpu if a.trips.get(k)}
     print(
-        f"  bench/bridge_pingpong (one ~20 B message each way, {a.bridge_trips} round trips): raw "
-        f"{raw_us:.0f} µs, bridge {bridge_us:.0f} µs, {bridge_us / raw_us:.2f}×"
+        "  server CPU per decision (round trip), µs: "
+        + ", ".join(f"{k} {cpu[k]:.0f}" for k in ("arena", "raw1", "raw4", "raw4v") if k in cpu)
     )
-    arena50 = statistics.median(a.latencies["arena"])
-    verdict = "met" if arena50 <= 1.5 * raw50 else "NOT met"
-    same = ", ".join(
-        f"{arena50 / statistics.median(a.latencies[k]):.2f}× {k}" for k in ("raw4", "raw4v")
+    base = a.bridge.get("raw", float("nan"))
+    print(
+        f"  bench/bridge_pingpong ({a.bridge_trips} round trips, ~20 B each way), median µs: "
+        + ", ".join(f"{k} {v:.0f} ({v / base:.2f}×)" for k, v in a.bridge.items())
     )
-    print(f"  goal arena p50 ≤ 1.5 × raw1 p50: {arena50 / raw50:.2f}× — {verdict} ({same})")
 
 
 # ------------------------------------------------------------------------ part B
@@ -237,6 +261,153 @@ def print_b(reports: list[dict[str, Any]], deals: int, cap: float) -> None:
         )
         if r["notes"]:
             print(f"          {'; '.join(r['notes'])}")
+    print(
+        f"  fair clocks: {PROBES} more matches per level whose bots think {THINK_MS:g} ms; "
+        "the time they were charged against their own think time (ms)"
+    )
+    print(f"  {'matches':>7}{'charged p50/p99/max':>24}{'think p50/p99/max':>22}{'verdict':>10}")
+    for r in reports:
+        if "failed" in r:
+            continue
+        charged = "/".join(f"{r[f'charged_{q}'] * 1e3:.1f}" for q in ("p50", "p99", "max"))
+        think = "/".join(f"{r[f'think_{q}'] * 1e3:.1f}" for q in ("p50", "p99", "max"))
+        fair = r["charged_max"] <= r["think_max"] + r["allowance"]
+        print(f"  {r['matches']:>7}{charged:>24}{think:>22}{'fair' if fair else 'UNFAIR':>10}")
+
+
+# ------------------------------------------------------------------------ summary
+
+
+def selfplay_rate() -> float:
+    """``arena selfplay --json`` decisions/s: four random bots, no invariant checks."""
+    argv = [sys.executable, "-m", "arena.cli.main", "selfplay", "--json", "--no-check"]
+    argv += ["--bots", "random,random,random,random", "--matches", "6", "--seed", "1"]
+    done = subprocess.run(argv, capture_output=True, text=True, check=True)
+    return float(json.loads(done.stdout)["decisions_per_s"])
+
+
+def goals(a: PartA | None, b: list[dict[str, Any]], selfplay: float) -> dict[str, float]:
+    """Each goal's figure, from this run."""
+    out: dict[str, float] = {"selfplay_dps": selfplay}
+    if a is not None:
+        p50 = {k: statistics.median(v) for k, v in a.latencies.items() if v}
+        out["p50_arena_us"] = p50["arena"] * 1e6
+        out["p50_raw4_us"] = p50["raw4"] * 1e6
+        out["cpu_arena_us"] = a.cpu["arena"] / a.trips["arena"] * 1e6
+        out["cpu_raw4_us"] = a.cpu["raw4"] / a.trips["raw4"] * 1e6
+    for r in b:
+        if "failed" not in r and r["matches"] == max(x["matches"] for x in b):
+            out["load_matches"] = r["matches"]
+            out["load_dps"] = r["rate"]
+            out["load_p99_ms"] = r["p99"] * 1e3
+            out["load_rss_mib_per_match"] = (r["rss_peak"] - r["rss_base"]) / r["matches"]
+            out["load_cpu_us"] = r["cpu_server"] / max(r["decisions"], 1) * 1e6
+            out["load_charged_over_think_ms"] = (r["charged_max"] - r["think_max"]) * 1e3
+    return out
+
+
+def print_summary(g: dict[str, float], before: dict[str, float] | None) -> None:
+    def ratio(key: str) -> str:
+        if before is None or key not in before or key not in g:
+            return "—"
+        return f"{g[key] / before[key]:.2f}× before"
+
+    print("\nSummary — the goals of issue 20 (ratios within this run; 'before' from --baseline)")
+    rows = []
+    if "p50_arena_us" in g:
+        r = g["p50_arena_us"] / g["p50_raw4_us"]
+        rows.append(
+            (
+                "p50 latency vs raw grpc.aio, 4 clients",
+                f"{g['p50_arena_us']:.0f} µs",
+                f"{r:.2f}× raw4",
+                "≤ 1.5×",
+                r <= 1.5,
+                ratio("p50_arena_us"),
+            )
+        )
+        r = g["cpu_arena_us"] / g["cpu_raw4_us"]
+        rows.append(
+            (
+                "server CPU per decision vs raw per trip",
+                f"{g['cpu_arena_us']:.0f} µs",
+                f"{r:.2f}× raw4",
+                "≤ 1.5×",
+                r <= 1.5,
+                ratio("cpu_arena_us"),
+            )
+        )
+    if "load_dps" in g:
+        n = int(g["load_matches"])
+        ok = before is not None and g["load_dps"] >= 2 * before.get("load_dps", math.inf)
+        rows.append(
+            (
+                f"{n} matches: decisions/s",
+                f"{g['load_dps']:.0f}/s",
+                "",
+                "≥ 2× before",
+                ok,
+                ratio("load_dps"),
+            )
+        )
+        rows.append(
+            (
+                f"{n} matches: p99",
+                f"{g['load_p99_ms']:.1f} ms",
+                "",
+                "≤ 50 ms",
+                g["load_p99_ms"] <= 50,
+                ratio("load_p99_ms"),
+            )
+        )
+        ok = before is None or g["load_rss_mib_per_match"] <= 1.1 * before.get(
+            "load_rss_mib_per_match", math.inf
+        )
+        rows.append(
+            (
+                f"{n} matches: RSS per match",
+                f"{g['load_rss_mib_per_match']:.2f} MiB",
+                "",
+                "not worse",
+                ok,
+                ratio("load_rss_mib_per_match"),
+            )
+        )
+        rows.append(
+            (
+                f"{n} matches: server CPU per decision",
+                f"{g['load_cpu_us']:.0f} µs",
+                "",
+                "",
+                True,
+                ratio("load_cpu_us"),
+            )
+        )
+        over = g["load_charged_over_think_ms"]
+        rows.append(
+            (
+                f"{n} matches: max charged − max think",
+                f"{over:.1f} ms",
+                "",
+                "≤ allowance 50 ms",
+                over <= 50,
+                ratio("load_charged_over_think_ms"),
+            )
+        )
+    ok = before is None or g["selfplay_dps"] >= 0.9 * before.get("selfplay_dps", 0)
+    rows.append(
+        (
+            "self-play decisions/s (random ×4)",
+            f"{g['selfplay_dps']:.0f}/s",
+            "",
+            "not slower",
+            ok,
+            ratio("selfplay_dps"),
+        )
+    )
+    for name, figure, within, goal, met, vs in rows:
+        verdict = "met" if met else "NOT met"
+        print(f"  {name:<42}{figure:>12}{within:>12}  {goal:<18}{verdict:<9}{vs}")
 
 
 # ------------------------------------------------------------------------ main
@@ -250,10 +421,18 @@ async def main(args: argparse.Namespace) -> None:
             return
         began = time.perf_counter()
         print(f"load average before: {load()}  (2-core machine: other work skews the numbers)")
+        a, b = None, []
         if args.only in (None, "a"):
-            print_a(await part_a(args.deals_a, args.rounds, spawner))
+            a = await part_a(args.deals_a, args.rounds, spawner)
+            print_a(a)
         if args.only in (None, "b"):
-            print_b(await part_b(args.levels, args.deals, args.cap, spawner), args.deals, args.cap)
+            b = await part_b(args.levels, args.deals, args.cap, spawner)
+            print_b(b, args.deals, args.cap)
+        figures = goals(a, b, await trio.to_thread.run_sync(selfplay_rate))
+        before = json.loads(Path(args.baseline).read_text()) if args.baseline else None
+        print_summary(figures, before)
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(figures, indent=1) + "\n")
         print(f"\nload average after: {load()}; total {time.perf_counter() - began:.0f} s")
 
 
@@ -270,6 +449,8 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--deals", type=int, default=1, help="deals per match in part B")
     parser.add_argument("--cap", type=float, default=None, help="seconds per level (60)")
     parser.add_argument("--only", choices=["a", "b"], default=None, help="run one part")
+    parser.add_argument("--json-out", default=None, help="write the goals' figures here")
+    parser.add_argument("--baseline", default=None, help="a --json-out of an earlier run")
     parser.add_argument("--level", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     quick = args.quick

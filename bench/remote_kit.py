@@ -27,8 +27,9 @@ from arena.referee import Fault, SeatVerdict, TimeControl
 from arena.rules import RuleSet
 from arena.server import convert
 from arena.server.app import open_arena_server
-from arena.server.bridge import GrpcServerConfig, TrioInbox, open_grpc_server
+from arena.server.bridge import GrpcServerConfig, open_grpc_server
 from arena.server.host import HostedMatch, MatchSpec, MatchState
+from arena.server.limits import Limits
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -195,10 +196,13 @@ class ReplayArena(pb_grpc.ArenaServicer):
     awaited first, so that it travels alongside the next request, as the referee's does.
     """
 
-    def __init__(self, script: list[Step], clients: int, overlap: bool = False) -> None:
+    def __init__(
+        self, script: list[Step], clients: int, overlap: bool = False, verdicts: bool = True
+    ) -> None:
         self.script = script
         self.clients = clients
         self.overlap = overlap
+        self.verdicts = verdicts  # False: request and answer only (VERDICT_FAULTS_ONLY's shape)
         self.streams: dict[int, Any] = {}
         self.latencies: list[float] = []
         self.wall = 0.0
@@ -231,7 +235,7 @@ class ReplayArena(pb_grpc.ArenaServicer):
                 await stream.write(step.request)
                 await stream.read()
                 self.latencies.append(time.perf_counter() - t)
-                if step.verdict is None:
+                if step.verdict is None or not self.verdicts:
                     continue
                 if self.overlap:
                     writing[step.seat % self.clients] = asyncio.ensure_future(
@@ -251,38 +255,28 @@ class ReplayArena(pb_grpc.ArenaServicer):
 
 
 async def replay_raw(
-    script: list[Step], clients: int, spawner: Spawner, overlap: bool = False
-) -> tuple[list[float], float]:
-    servicer = ReplayArena(script, clients, overlap)
+    script: list[Step], clients: int, spawner: Spawner, overlap: bool = False, verdicts: bool = True
+) -> tuple[list[float], float, float]:
+    """(latencies s, wall s, server CPU s) of one replay."""
+    servicer = ReplayArena(script, clients, overlap, verdicts)
     registrations = [partial(pb_grpc.add_ArenaServicer_to_server, servicer)]
     config = GrpcServerConfig(service_names=("arena.v1.Arena",))
     async with open_grpc_server(registrations, config) as server:
         argv = [PY, str(BOT), "--server", server.target]
+        cpu = time.process_time()
         await spawner.wait_all([spawner.spawn([*argv, f"--token={s}"]) for s in range(clients)])
+        cpu = time.process_time() - cpu
     if servicer.error:
         raise RuntimeError(f"raw replay failed: {servicer.error}")
-    return servicer.latencies, servicer.wall
+    return servicer.latencies, servicer.wall, cpu
 
 
-async def bridge_pingpong(round_trips: int, spawner: Spawner) -> tuple[float, float]:
-    """``bench/bridge_pingpong.py``'s two servers and client: (raw µs, bridge µs) medians."""
+async def bridge_pingpong(round_trips: int, spawner: Spawner) -> dict[str, float]:
+    """``bench/bridge_pingpong.py``'s servers and client: median µs per structure."""
     sys.path.insert(0, str(BENCH))
     import bridge_pingpong as bp
 
-    config = GrpcServerConfig(service_names=("arena.v1.Arena",))
-    argv = [PY, bp.__file__, "--client"]
-    raw = [partial(pb_grpc.add_ArenaServicer_to_server, bp.RawArena())]
-    async with open_grpc_server(raw, config) as server:
-        proc = spawner.spawn([*argv, server.target, str(round_trips)])
-        raw_us = float((await spawner.wait_all([proc]))[0])
-    inbox = TrioInbox[bp.Job]()
-    bridged = [partial(pb_grpc.add_ArenaServicer_to_server, bp.BridgedArena(inbox))]
-    async with trio.open_nursery() as nursery, open_grpc_server(bridged, config) as server:
-        nursery.start_soon(bp.trio_referee, inbox)
-        proc = spawner.spawn([*argv, server.target, str(round_trips)])
-        bridge_us = float((await spawner.wait_all([proc]))[0])
-        nursery.cancel_scope.cancel()
-    return raw_us, bridge_us
+    return await bp.measure_all(round_trips, spawner.spawn, spawner.wait_all)
 
 
 # ------------------------------------------------------------------------ one load level
@@ -322,29 +316,41 @@ class Probe:
             await trio.sleep(0.05)
 
 
+THINK_MS = 5.0  # the probe bots' think time (fair clocks)
+PROBES = 8  # probe matches per level, played by thinking bots in a third client process
+
+
 async def level_report(n: int, deals: int, cap: float, spawner: Spawner) -> dict[str, Any]:
-    """Run ``n`` concurrent matches of fallback bots (2 client processes) on a fresh server."""
+    """Run ``n`` concurrent matches of fallback bots (2 client processes) on a fresh server,
+    plus :data:`PROBES` matches whose bots think :data:`THINK_MS` (a third process): what
+    they are charged, against their own measured think time, is the fair-clock figure."""
     rules = RuleSet.from_mapping({"deals": deals})
     tc = TimeControl(decision_ms=5000, bank_ms=30_000, grace_ms=10_000)
     notes: list[str] = []
-    async with open_arena_server() as server:
+    # one organiser (this process) creates every match: lift its bound on live matches
+    limits = dataclasses.replace(Limits(), matches_per_organiser=n + PROBES)
+    limits = dataclasses.replace(limits, matches_total=max(limits.matches_total, n + PROBES))
+    async with open_arena_server(limits=limits) as server:
         rss_base, _ = memory_mib()
         cpu_base = cpu_seconds(resource.RUSAGE_SELF)
         hosted = [
             server.host.create(
                 MatchSpec(rules=rules, seed=1000 + i, time_control=tc, connect_timeout=cap)
             )
-            for i in range(n)
+            for i in range(n + PROBES)
         ]
+        hosted, probes = hosted[:n], hosted[n:]
         probe = Probe(hosted)
         argv = [PY, str(BOT), "--server", server.target, "--tokens-file", "-"]
         shares = ["\n".join(t for h in hosted[k::2] for t in h.tokens if t) for k in range(2)]
         procs = [spawner.spawn(argv, stdin=share) for share in shares]
+        thinkers = "\n".join(t for h in probes for t in h.tokens if t)
+        procs.append(spawner.spawn([*argv, "--think-ms", str(THINK_MS)], stdin=thinkers))
         started = trio.current_time()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(probe.run)
             with trio.move_on_after(cap) as capped:
-                for h in hosted:
+                for h in hosted + probes:
                     await h.done.wait()
             nursery.cancel_scope.cancel()
         ended = trio.current_time()
@@ -352,17 +358,19 @@ async def level_report(n: int, deals: int, cap: float, spawner: Spawner) -> dict
         rss_after, _ = memory_mib()
         if capped.cancelled_caught:
             notes.append(f"capped at {cap:.0f} s: unfinished matches cancelled")
-            for h in hosted:
+            for h in hosted + probes:
                 server.host.cancel(h.id, "bench time cap")
             with trio.move_on_after(10):
-                for h in hosted:
+                for h in hosted + probes:
                     await h.done.wait()
         outs = await spawner.wait_all(procs, timeout=30)
         _, rss_peak = memory_mib()
-    for out in outs:
-        tally = json.loads(out)
+    tallies = [json.loads(out) for out in outs]
+    for tally in tallies:
         if tally["error_count"]:
             notes.append(f"client stream errors {tally['error_count']}: {tally['errors'][:2]}")
+    thinker = tallies[-1]
+    charged = sorted(x for h in probes if h.referee for seat in h.referee.latencies for x in seat)
     referees = [h.referee for h in hosted if h.referee is not None]
     latencies = sorted(x for r in referees for seat in r.latencies for x in seat)
     failed = [h.error for h in hosted if h.state is MatchState.FAILED]
@@ -385,6 +393,17 @@ async def level_report(n: int, deals: int, cap: float, spawner: Spawner) -> dict
         if latencies
         else float("nan"),
         "faults": sum(len(r.faults) for r in referees),
+        "verdicts": sum(t["verdicts"] for t in tallies[:2]),
+        "acks": sum(t["acks"] for t in tallies[:2]),
+        "charged_p50": charged[len(charged) // 2] if charged else float("nan"),
+        "charged_p99": charged[min(len(charged) - 1, int(len(charged) * 0.99))]
+        if charged
+        else float("nan"),
+        "charged_max": charged[-1] if charged else float("nan"),
+        "think_p50": thinker.get("think_p50", float("nan")),
+        "think_p99": thinker.get("think_p99", float("nan")),
+        "think_max": thinker.get("think_max", float("nan")),
+        "allowance": tc.allowance_ms / 1000,
         "cpu_server": cpu_server,
         "cpu_clients": cpu_seconds(resource.RUSAGE_CHILDREN),
         "rss_base": rss_base,

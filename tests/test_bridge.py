@@ -19,6 +19,7 @@ import grpc
 import pytest
 import trio
 import trio.testing
+from bridgekit import TrioInbox, serve_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
@@ -27,11 +28,10 @@ from arena.server.bridge import (
     GrpcServerConfig,
     GrpcServerError,
     GrpcThread,
-    TrioInbox,
+    Hop,
     call_in_asyncio_nowait,
     call_in_trio_nowait,
     open_grpc_server,
-    serve_grpc,
 )
 from arena.v1 import arena_pb2, arena_pb2_grpc
 
@@ -274,3 +274,39 @@ async def test_outbox_keeps_order_and_ends_on_close() -> None:
         assert got == list(range(1000))
         assert ends_again
         assert outbox.statistics().delivered == 1000
+
+
+async def test_a_burst_of_hops_into_trio_costs_one_wakeup_and_keeps_order() -> None:
+    """What the gRPC thread does when many answers arrive together: one wake-up of
+    the referee's thread for the burst, every call run in order, a failing call counted
+    and contained (it must never end the trio run)."""
+    hop = Hop.to_trio(trio.lowlevel.current_trio_token())
+    got: list[int] = []
+
+    def burst() -> None:  # in another thread, while trio is blocked below
+        for n in range(100):
+            assert hop.call(got.append, n)
+        assert hop.call(int, "not a number")  # raises over there: counted, not fatal
+        assert hop.call(got.append, 100)
+
+    await trio.to_thread.run_sync(burst)
+    await trio.testing.wait_all_tasks_blocked()
+    assert got == list(range(101))
+    assert (hop.calls, hop.errors) == (102, 1)
+    assert 1 <= hop.wakeups < 10  # the calls rode on a few wake-ups, not one each
+
+
+def test_a_hop_into_a_finished_trio_run_reports_false() -> None:
+    hop = trio.run(lambda: _hop_now())
+    assert hop.call(print, "never") is False
+    assert hop.call(print, "never again") is False  # not armed by the failed call
+
+
+async def _hop_now() -> Hop:
+    return Hop.to_trio(trio.lowlevel.current_trio_token())
+
+
+async def test_outboxes_on_one_loop_share_its_hop() -> None:
+    async with open_grpc_server([], CONFIG) as server:
+        first, second = AsyncioOutbox[int](server.loop), AsyncioOutbox[int](server.loop)
+        assert first._hopper is second._hopper is Hop.to_asyncio(server.loop)

@@ -1,7 +1,8 @@
 """RemoteSeat without the network: a fake stream, the real referee, virtual time.
 
 The servicer's three calls (``attach``, ``deliver``, ``detach``) are made directly on
-the trio thread, as the bridge would, and a fake bot answers what the seat sends it;
+the trio thread, as the bridge would, with the edge's own conversions
+(:class:`arena.server.wire.SeatWire`), and a fake bot answers what the seat sends it;
 the other three seats are in-process bots. So disconnections and reconnections are
 tested at exact times (STYLE.md habit 9); ``test_hostile.py`` does the same for real.
 """
@@ -20,7 +21,10 @@ from arena.bots import make_bot
 from arena.game import MatchMachine, MatchSetup, SeatFeed
 from arena.referee import FaultKind, LocalSeat, Referee, Seat, TimeControl
 from arena.rules import RuleSet
+from arena.server.limits import Limits
 from arena.server.remote import Connection, RemoteSeat
+from arena.server.traffic import Outgoing, VerdictMode, Welcome
+from arena.server.wire import EventCache, SeatWire
 from arena.v1 import arena_pb2 as pb
 
 SETUP = MatchSetup(RuleSet.from_mapping({"deals": 1}), 3)
@@ -40,25 +44,29 @@ class Wire:
 
     ids = iter(range(1, 1000))
 
-    def __init__(self) -> None:
+    def __init__(self, mode: VerdictMode = VerdictMode.EVERY_ANSWER) -> None:
         self.id = next(self.ids)
+        self.mode = mode
+        self.edge = SeatWire(EventCache(), mode, Limits())
         self.send_in, self.inbox = trio.open_memory_channel[pb.RefereeMessage](math.inf)
         self.seen: list[pb.RefereeMessage] = []  # what the fake bot read
 
     def connection(self) -> Connection:
-        return Connection(self.id, self._send, lambda: True, "fake", "0")
+        return Connection(self.id, self._send, lambda: True, "fake", "0", self.mode)
 
-    def _send(self, message: pb.RefereeMessage) -> bool:
-        self.send_in.send_nowait(message)
+    def _send(self, item: Outgoing) -> bool:
+        self.send_in.send_nowait(self.edge.message(item))
         return True
 
+    def answer(self, seat: RemoteSeat, seq: int, cards: object = ()) -> None:
+        """The bot's Action, as the edge hands it to the seat."""
+        message = pb.BotMessage(action=pb.Action(seq=seq, cards=cards))  # type: ignore[arg-type]
+        seat.deliver(self.id, self.edge.answer(message))
 
-def action(seq: int, cards: object = ()) -> pb.BotMessage:
-    return pb.BotMessage(action=pb.Action(seq=seq, cards=cards))  # type: ignore[arg-type]
 
-
-def welcome(resumed: bool) -> pb.RefereeMessage:
-    return pb.RefereeMessage(welcome=pb.Welcome(resumed=resumed))
+def welcome(resumed: bool) -> Welcome:
+    rules, tc = SETUP.rules, TimeControl()
+    return Welcome(1, "m", rules, tc, ("a", "b", "c", "d"), resumed, 1, "lenient", 10)
 
 
 async def test_an_answer_that_came_before_the_disconnection_counts(
@@ -76,8 +84,8 @@ async def test_an_answer_that_came_before_the_disconnection_counts(
     async with trio.open_nursery() as nursery:
         nursery.start_soon(ask)
         await trio.testing.wait_all_tasks_blocked()
-        seat.deliver(wire.id, action(4))  # a late answer wakes the ask...
-        seat.deliver(wire.id, action(5))  # ...the real one follows...
+        wire.answer(seat, 4)  # a late answer wakes the ask...
+        wire.answer(seat, 5)  # ...the real one follows...
         seat.detach(wire.id)  # ...and the bot is gone before the ask reads it
     assert answers == [()]  # a pass, not a disconnection
     assert seat.late_answers == 1
@@ -88,7 +96,7 @@ async def _answer_with_fallbacks(wire: Wire, seat: RemoteSeat) -> None:
     async for message in wire.inbox:
         wire.seen.append(message)
         if message.HasField("request"):
-            seat.deliver(wire.id, action(message.request.seq, message.request.fallback.cards))
+            wire.answer(seat, message.request.seq, message.request.fallback.cards)
 
 
 def _table(remote: RemoteSeat) -> list[Seat]:
@@ -141,3 +149,35 @@ async def test_a_bot_back_within_the_grace_is_asked_again(
     back, again = second.seen[:2]
     assert back.welcome.resumed and again.request.seq == left[0]  # the same request again
     assert referee.bank[1] == pytest.approx(0.55)  # 1.5 s waited: 0.45 s over the limit
+
+
+async def test_the_servers_own_queueing_is_not_charged(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Fair clocks: the bot's answer is read at the edge at once (stamped there), then
+    waits 1.5 s before the referee takes it (the server's queueing, here in virtual
+    time). Judged around the whole ask that would be 0.45 s of bank per decision; the
+    bot is charged only its own time, measured at the edge."""
+    tc = TimeControl(decision_ms=1000, bank_ms=1000, grace_ms=5000)
+    seat, wire = RemoteSeat(1, "m", 5000, welcome), Wire()
+    seat.attach(wire.connection())
+    referee = Referee("m", SETUP, _table(seat), tc)
+
+    async def slow_server() -> None:
+        async for message in wire.inbox:
+            if message.HasField("request"):
+                request = message.request
+                action = pb.Action(seq=request.seq, cards=request.fallback.cards)
+                answer = wire.edge.answer(pb.BotMessage(action=action))  # read at once
+                await trio.sleep(1.5)  # ...and queued in the server before the referee
+                seat.deliver(wire.id, answer)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(slow_server)
+        report = await referee.run()
+        nursery.cancel_scope.cancel()
+
+    assert report.faults == ()
+    assert referee.bank[1] == 1.0  # untouched
+    assert referee.latencies[1] and max(referee.latencies[1]) < 0.5  # real time, not 1.5 s
+    assert trio.current_time() >= 1.5 * len(referee.latencies[1])  # the waits did happen

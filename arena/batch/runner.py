@@ -31,9 +31,7 @@ from arena.game import Bot, MatchSetup
 from arena.records import RecordHeader, RecordWriter, SeatRecord
 from arena.referee import Fault, FaultPolicy, LocalSeat, Referee, TimeControl
 from arena.rules import Card, RuleSet
-from arena.server.app import open_arena_server
-from arena.server.host import HostedMatch, MatchSpec, MatchState
-from arena.server.recording import record_factory
+from arena.server import HostedMatch, MatchSpec, MatchState, open_arena_server, record_factory
 
 SANDBOX_PREFIX = "sandbox:"  # --bot 'sandbox:CMD': this bot runs in the sandbox
 

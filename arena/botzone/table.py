@@ -24,7 +24,7 @@ from typing import Any
 
 from arena.botzone.cards import DealIds, IdClash, face_of, level_code
 from arena.rules import Card, Rank, format_cards
-from arena.server.convert import cards_from_pb, cards_to_pb
+from arena.server import cards_from_pb, cards_to_pb
 from arena.v1 import arena_pb2 as pb
 
 _SUIT_LETTERS = {pb.SPADES: "s", pb.HEARTS: "h", pb.CLUBS: "c", pb.DIAMONDS: "d"}

@@ -41,7 +41,7 @@ from arena.cli.options import (
 from arena.cli.progress import Progress
 from arena.errors import ArenaError
 from arena.rules import team_of
-from arena.server.host import HostedMatch, MatchSpec, MatchState
+from arena.server import HostedMatch, MatchSpec, MatchState
 
 
 def register(sub: Any) -> None:

@@ -22,8 +22,7 @@ from google.protobuf.json_format import MessageToDict
 
 from arena.cli.options import address
 from arena.errors import ArenaError
-from arena.server.access import default_token_file, read_token_file
-from arena.server.tls import channel_credentials
+from arena.server import channel_credentials, default_token_file, read_token_file
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 

@@ -36,19 +36,23 @@ from arena.cli.logs import add_logging_options, configure_logging
 from arena.cli.options import listen_address
 from arena.errors import ArenaError
 from arena.records import read_record
-from arena.server.access import (
+from arena.server import (
     Access,
+    Limits,
+    MatchHost,
+    Plugin,
+    ServerTls,
+    SpectatorDelay,
+    add_limit_options,
     default_token_file,
+    limits_of,
     load_or_create_token,
     loose_permissions,
+    open_arena_server,
     read_token_file,
+    record_factory,
+    records_problem,
 )
-from arena.server.app import Plugin, open_arena_server
-from arena.server.host import MatchHost
-from arena.server.limits import Limits, add_limit_options, limits_of, records_problem
-from arena.server.recording import record_factory
-from arena.server.spectate import SpectatorDelay
-from arena.server.tls import ServerTls
 from arena.text import printable
 
 log = structlog.get_logger()

@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.rules import Card, Rank, team_of
-from arena.server import convert
+from arena.server import cards_from_pb
 from arena.v1 import arena_pb2 as pb
 
 SUITS = {"S": "♠", "H": "♥", "C": "♣", "D": "♦"}
@@ -72,7 +72,7 @@ class TableState:
             self.plays, self.trick, self.winner, self.points = {}, 0, -1, 0
             self.note(f"deal {e.deal} starts")
         elif kind == "bid_made":
-            bid = " ".join(c.code for c in convert.cards_from_pb(e.cards)) or "pass"
+            bid = " ".join(c.code for c in cards_from_pb(e.cards)) or "pass"
             self.bids = [*self.bids[-3:], f"{self.seat(e.seat)}: {bid}"]
         elif kind == "trump_declared":
             suit = "no trump" if e.no_trump else SUITS.get(pb.Suit.Name(e.suit)[0], "?")
@@ -81,7 +81,7 @@ class TableState:
         elif kind == "cards_played":
             if e.trick != self.trick or self.winner >= 0:
                 self.plays, self.trick, self.winner = {}, e.trick, -1
-            self.plays[e.seat] = convert.cards_from_pb(e.cards)
+            self.plays[e.seat] = cards_from_pb(e.cards)
         elif kind == "trick_won":
             self.winner = e.winner
             self.points = e.attacker_points

@@ -35,7 +35,7 @@ from arena.errors import ArenaError
 from arena.game import Termination
 from arena.referee import FaultPolicy, TimeControl
 from arena.rules import RuleSet
-from arena.server.host import HostedMatch, MatchHost, MatchSpec, MatchState, token_hash
+from arena.server import HostedMatch, MatchHost, MatchSpec, MatchState, token_hash
 from arena.v1 import arena_pb2 as pb
 
 log = structlog.get_logger()

@@ -22,9 +22,15 @@ from arena.competition.lobby import JoinRefused, Lobby
 from arena.competition.standings import standings
 from arena.competition.store import Store, open_store
 from arena.errors import ArenaError
-from arena.server.app import Extension, Plugin
-from arena.server.bridge import AsyncioOutbox, call_in_trio_nowait, run_in_trio
-from arena.server.host import PROTOCOL, MatchHost
+from arena.server import (
+    PROTOCOL,
+    AsyncioOutbox,
+    Extension,
+    MatchHost,
+    Plugin,
+    call_in_trio_nowait,
+    run_in_trio,
+)
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 

@@ -38,10 +38,18 @@ from arena.http.metrics import ArenaMetrics
 from arena.http.pages import list_page, live_page, table_config
 from arena.http.replay import replay_html
 from arena.records import read_record
-from arena.server.access import Access, Refusal, Role
-from arena.server.host import HostedMatch, MatchHost, MatchState
-from arena.server.limits import LimitExceeded
-from arena.server.spectate import DelayedFeed, SpectatorDelay
+from arena.server import (
+    Access,
+    DelayedFeed,
+    HostedMatch,
+    LimitExceeded,
+    MatchHost,
+    MatchState,
+    Refusal,
+    Role,
+    SpectatorDelay,
+    live_info,
+)
 
 COOKIE = "arena_token"
 BACKLOG = 4096  # event batches a slow page may fall behind before its stream is cut
@@ -138,7 +146,7 @@ class _Web:
     def _rows(self) -> list[dict[str, Any]]:
         rows = []
         for hosted in self.host.matches.values():
-            info = self.host.info(hosted)
+            info = live_info(hosted)
             referee = hosted.referee
             rows.append(
                 {
@@ -163,7 +171,7 @@ class _Web:
             # Finished: every card is public now (docs/security.md), as FetchRecord gives it.
             record = await trio.to_thread.run_sync(read_record, hosted.record)
             return HTMLResponse(replay_html(record, back='<a href="../">all matches</a>'))
-        names = list(self.host.info(hosted).seat_names)
+        names = list(live_info(hosted).seat_names)
         config = table_config(hosted.spec.rules, names)
         return HTMLResponse(live_page(hosted.id, config, f"{hosted.id}/events"))
 

@@ -26,7 +26,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from arena.game import Recorder
-from arena.server.host import HostedMatch, MatchHost, MatchState, RecorderFactory
+from arena.server import HostedMatch, MatchHost, MatchState, RecorderFactory
 
 # no *_created series: they say nothing a dashboard needs
 disable_created_metrics()  # type: ignore[no-untyped-call]

@@ -10,8 +10,7 @@ from hypercorn.trio import serve
 
 from arena.http.app import build_app
 from arena.http.metrics import ArenaMetrics
-from arena.server.access import Access
-from arena.server.host import MatchHost
+from arena.server import Access, MatchHost
 
 
 async def start_http(

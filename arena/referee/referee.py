@@ -2,8 +2,9 @@
 
 The game machine knows the rules and nothing of time; the seats know their transport
 and nothing of the rules. The referee sits between: it asks each pending decision of its
-seat inside ``trio.move_on_after`` (one function, :meth:`Referee._ask`) and hands what came
-back to the synchronous :class:`~arena.referee.core.RefereeCore`, which judges lateness,
+seat inside ``trio.move_on_after`` (one function, :meth:`Referee._ask`; a remote seat's
+answer is charged the time measured at the gRPC edge, see :func:`_charged`) and hands
+what came back to the synchronous :class:`~arena.referee.core.RefereeCore`, which judges lateness,
 charges the bank, applies the answer or the fallback once, applies the fault policy and
 writes the record. It reads time only through ``trio.current_time()``, so a ``MockClock``
 controls it in tests.
@@ -215,6 +216,8 @@ class Referee:
             except BotError as exc:
                 error = exc
         elapsed = trio.current_time() - start
+        if sent is not None:
+            elapsed = _charged(seat, ask.seq, elapsed)
         return self.core.settle(ask, sent, error, elapsed, scope.cancelled_caught)
 
     def _answered(self, outcome: Outcome, verdict: SeatVerdict, where: tuple[int, int]) -> None:
@@ -250,6 +253,17 @@ class Referee:
             for callback in self._watchers:
                 callback(public)
         self._watched = len(events)
+
+
+def _charged(seat: Seat, seq: int, elapsed: float) -> float:
+    """The time to charge for an answer: the seat's own measure, if it has one for
+    ``seq`` (a remote seat's, taken at the gRPC edge from its request's write to its
+    answer's arrival, so the referee's queueing on either side of the bridge is not
+    the bot's), never more than the referee saw pass around the whole ask."""
+    measured: tuple[int, float] | None = getattr(seat, "answered_in", None)
+    if measured is not None and measured[0] == seq and measured[1] < elapsed:
+        return max(measured[1], 0.0)
+    return elapsed
 
 
 def _cancelled(exc: BaseException) -> bool:

@@ -17,6 +17,7 @@ from arena.server.host import MatchHost, RecorderFactory, TokenBook
 from arena.server.limits import Limits
 from arena.server.service import ArenaService, MatchesService
 from arena.server.tls import ServerTls
+from arena.server.wire import EventCaches
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 SERVICES = ("arena.v1.Arena", "arena.v1.Matches")
@@ -100,12 +101,16 @@ async def open_arena_server(
         access = replace(
             access or Access.internal(), is_seat_token=lambda t: book.lookup(t) is not None
         )
-        arena_service = ArenaService(host, token)
+        caches = EventCaches()  # each event converted once, for seats and spectators alike
+        arena_service = ArenaService(host, token, caches)
         if metrics is not None:
             arena_service.traffic = metrics.traffic
         registrations: list[Registration] = [
             partial(pb_grpc.add_ArenaServicer_to_server, arena_service),
-            partial(pb_grpc.add_MatchesServicer_to_server, MatchesService(host, token, access)),
+            partial(
+                pb_grpc.add_MatchesServicer_to_server,
+                MatchesService(host, token, access, caches),
+            ),
         ]
         extensions = [plugin(host, token) for plugin in plugins]
         registrations += [e.register for e in extensions]

@@ -3,29 +3,36 @@
 DESIGN.md, "Process and thread model": the referee runs in trio on the main thread;
 ``grpc.aio`` runs on its own asyncio loop in one daemon thread (:class:`GrpcThread`,
 from :mod:`arena.server.grpc_thread`, re-exported here: the one exception to "tasks
-start only in nurseries", STYLE.md habit 11). Two thread-safe hops cross between
-them, each wrapped in a box whose producer calls ``*_nowait`` (never blocks, any
-thread) and whose consumer awaits in its own loop:
+start only in nurseries", STYLE.md habit 11). Thread-safe hops cross between them; a
+producer calls ``*_nowait`` or ``call`` (never blocks, any thread) and the consumer runs
+the call in its own loop:
 
-- trio → asyncio, ``loop.call_soon_threadsafe(queue.put_nowait, msg)``: :class:`AsyncioOutbox`;
-- asyncio → trio, ``TrioToken.run_sync_soon(channel.send_nowait, msg)``: :class:`TrioInbox`.
+- trio → asyncio: :class:`AsyncioOutbox`, one per stream, whose items cross by the loop's
+  :class:`Hop` (``loop.call_soon_threadsafe``);
+- asyncio → trio: a :class:`Hop` on the trio token (``TrioToken.run_sync_soon``).
 
-Both boxes are **unbounded**: safe because every producer is paced by its peer (a bot
-answers one request at a time, the referee sends a few messages per decision) and
+A :class:`Hop` batches: the calls made while a wake-up is pending ride on it, so a burst
+(a bid window's four requests, 250 matches' answers arriving together) costs one wake-up
+of the other thread, not one each. Measured against the alternatives in
+docs/architecture.md ("The bridge, measured").
+
+The outboxes are **unbounded**: safe because every producer is paced by its peer (a bot
+answers one request at a time, the referee sends a message or two per decision) and
 gRPC flow control bounds what a client can push. Either side may finish first: a hop
 into a finished trio run or a closed loop returns ``False`` (and is counted as dropped)
 instead of raising, and nothing scheduled into trio can raise there (an exception in a
 ``run_sync_soon`` callback would crash the whole trio run). This module does not log:
 ``run_sync_soon`` callbacks carry no structlog context; read ``statistics()`` instead.
 
-From trio, run the server with :func:`open_grpc_server` or :func:`serve_grpc`.
+From trio, run the server with :func:`open_grpc_server`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import enum
-import math
+import weakref
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -48,12 +55,11 @@ __all__ = [
     "GrpcServerError",
     "GrpcThread",
     "GrpcThreadStatistics",
+    "Hop",
     "Registration",
-    "TrioInbox",
     "call_in_asyncio_nowait",
     "call_in_trio_nowait",
     "open_grpc_server",
-    "serve_grpc",
 ]
 
 T = TypeVar("T")
@@ -119,6 +125,68 @@ def call_in_asyncio_nowait(
     return True
 
 
+class Hop:
+    """Calls into another thread's loop, batched: one wake-up per burst.
+
+    ``schedule(run)`` is how one wake-up is scheduled over there
+    (:func:`call_in_trio_nowait` or :func:`call_in_asyncio_nowait` with the token or
+    loop bound); :meth:`call` queues ``fn(*args)`` and schedules a wake-up only if none
+    is pending, so calls made while one is pending run on it, in order. The queued calls
+    must not block; an exception is caught and counted (``errors``), since in trio it
+    would end the whole run. Use :meth:`to_trio` and :meth:`to_asyncio`.
+    """
+
+    def __init__(self, schedule: Callable[[Callable[[], None]], bool]) -> None:
+        self._schedule = schedule
+        self._calls: deque[tuple[Callable[..., object], tuple[Any, ...]]] = deque()
+        self._armed = False
+        self.calls = 0
+        self.wakeups = 0
+        self.errors = 0
+
+    @classmethod
+    def to_trio(cls, token: trio.lowlevel.TrioToken) -> Hop:
+        return cls(lambda run: call_in_trio_nowait(token, run))
+
+    @classmethod
+    def to_asyncio(cls, loop: asyncio.AbstractEventLoop) -> Hop:
+        """The loop's one hop (shared by every outbox on it, so a burst is one wake-up)."""
+        hop = _LOOP_HOPS.get(loop)
+        if hop is None:
+            hop = _LOOP_HOPS[loop] = cls(lambda run: call_in_asyncio_nowait(loop, run))
+        return hop
+
+    def call(self, fn: Callable[[*Ts], object], *args: *Ts) -> bool:
+        """Queue ``fn(*args)`` over there (any thread). ``False``: the other side has
+        finished (the trio run, the loop closed) and it will never run."""
+        self._calls.append((fn, args))
+        self.calls += 1
+        if self._armed:
+            return True
+        self._armed = True
+        if self._schedule(self._run):
+            self.wakeups += 1
+            return True
+        self._armed = False
+        self._calls.clear()
+        return False
+
+    def _run(self) -> None:
+        # Runs over there. Disarm first: a call queued while draining either is drained
+        # here or (if it saw the hop disarmed) schedules the next wake-up itself.
+        self._armed = False
+        calls = self._calls
+        while calls:
+            fn, args = calls.popleft()
+            try:
+                fn(*args)
+            except Exception:
+                self.errors += 1
+
+
+_LOOP_HOPS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hop] = weakref.WeakKeyDictionary()
+
+
 # --------------------------------------------------------------------------- the boxes
 
 
@@ -136,81 +204,10 @@ class _End(enum.Enum):
     END = enum.auto()
 
 
-class TrioInbox(Generic[T]):
-    """asyncio → trio, in order per producing thread; unbounded.
-
-    Create it in trio (it captures the trio token; ``RuntimeError`` outside a run)::
-
-        inbox = TrioInbox[BotMessage]()   # in trio
-        inbox.put_nowait(msg)             # in the gRPC thread (any thread)
-        async for msg in inbox: ...       # in trio
-    """
-
-    def __init__(self) -> None:
-        self._token = trio.lowlevel.current_trio_token()
-        self._send, self._receive = trio.open_memory_channel[T](math.inf)
-        self._ended = False
-        self._delivered = 0
-        self._dropped = 0
-
-    def put_nowait(self, msg: T) -> bool:
-        """Hand ``msg`` to trio. ``False`` if the inbox was ended or trio has finished."""
-        if self._ended or not call_in_trio_nowait(self._token, self._deliver, msg):
-            self._dropped += 1
-            return False
-        return True
-
-    def close_nowait(self) -> bool:
-        """Producer: end the stream after what was put. Idempotent; ``False`` if trio ended."""
-        self._ended = True
-        return call_in_trio_nowait(self._token, self._send.close)
-
-    async def receive(self) -> T:
-        """The next message; ``trio.EndOfChannel`` once ended and drained."""
-        return await self._receive.receive()
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> T:
-        try:
-            return await self._receive.receive()
-        except trio.EndOfChannel:
-            raise StopAsyncIteration from None
-
-    def close(self) -> None:
-        """Consumer: stop receiving; buffered and later messages are dropped."""
-        while True:
-            try:
-                self._receive.receive_nowait()
-            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
-                break
-            self._dropped += 1
-        self._receive.close()
-
-    def statistics(self) -> BoxStatistics:
-        stats = self._send.statistics()
-        return BoxStatistics(
-            delivered=self._delivered,
-            dropped=self._dropped,
-            buffered=stats.current_buffer_used,
-            closed=self._ended or stats.open_receive_channels == 0,
-        )
-
-    def _deliver(self, msg: T) -> None:
-        # Runs in trio via run_sync_soon: must never raise.
-        try:
-            self._send.send_nowait(msg)
-        except (trio.ClosedResourceError, trio.BrokenResourceError, trio.WouldBlock):
-            self._dropped += 1
-        else:
-            self._delivered += 1
-
-
 class AsyncioOutbox(Generic[T]):
     """trio → asyncio, in order per producing thread; unbounded.
 
-    Typically one per stream, made by the servicer and handed to trio in a TrioInbox
+    Typically one per stream, made by the servicer and handed to trio (in a Connection)
     (``loop`` defaults to the running loop; ``RuntimeError`` if there is none)::
 
         outbox = AsyncioOutbox[RefereeMessage]()   # in the gRPC thread
@@ -220,6 +217,7 @@ class AsyncioOutbox(Generic[T]):
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self._loop = loop if loop is not None else asyncio.get_running_loop()
+        self._hopper = Hop.to_asyncio(self._loop)
         self._queue: asyncio.Queue[T | _End] = asyncio.Queue()
         self._ended = False
         self._consumer_closed = False
@@ -242,7 +240,7 @@ class AsyncioOutbox(Generic[T]):
         return self._hop(_End.END)
 
     def _hop(self, item: T | _End) -> bool:
-        return call_in_asyncio_nowait(self._loop, self._queue.put_nowait, item)
+        return self._hopper.call(self._queue.put_nowait, item)
 
     async def get(self) -> T:
         """The next message; ``trio.EndOfChannel`` (on every call) once ended and drained."""
@@ -302,16 +300,3 @@ async def open_grpc_server(
     finally:
         with trio.CancelScope(shield=True):
             await trio.to_thread.run_sync(server.stop)
-
-
-async def serve_grpc(
-    registrations: Sequence[Registration],
-    config: GrpcServerConfig | None = None,
-    *,
-    task_status: trio.TaskStatus[GrpcThread] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    """Serve until cancelled; ``await nursery.start(serve_grpc, ...)`` returns the
-    listening :class:`GrpcThread`. Raises ``GrpcServerError``."""
-    async with open_grpc_server(registrations, config) as server:
-        task_status.started(server)
-        await trio.sleep_forever()

@@ -119,16 +119,26 @@ def view_to_pb(view: SeatView) -> pb.View:
     return m
 
 
-def request_to_pb(seq: int, request: Request, deadline_ms: int, bank_ms: int) -> pb.RefereeMessage:
+def request_to_pb(
+    seq: int,
+    request: Request,
+    deadline_ms: int,
+    bank_ms: int,
+    events: Sequence[pb.Event] | None = None,
+) -> pb.RefereeMessage:
+    """The request message; ``events``: its events already converted (the edge's
+    per-match cache, :class:`arena.server.wire.EventCache`), else converted here."""
     d = request.decision
     message = pb.RefereeMessage()
     r = message.request
     r.seq = seq
     r.kind = _KIND_TO_PB[d.kind]
     _put_view(r.view, request.view)
-    r.events.extend(
-        [event_to_pb(e, i) for e, i in zip(request.events, request.event_indices, strict=True)]
-    )
+    if events is None:
+        events = [
+            event_to_pb(e, i) for e, i in zip(request.events, request.event_indices, strict=True)
+        ]
+    r.events.extend(events)
     r.fallback.SetInParent()
     r.fallback.seq = seq
     r.fallback.cards.extend([_CARD_TO_PB[c] for c in request.fallback])

@@ -1,9 +1,8 @@
 """The embedded gRPC server: ``grpc.aio`` on its own asyncio loop in one daemon thread.
 
 DESIGN.md, "Process and thread model". This is the thread half of the bridge; the
-hops and boxes, and the trio entry points :func:`arena.server.bridge.open_grpc_server`
-and :func:`arena.server.bridge.serve_grpc`, are in :mod:`arena.server.bridge`, which
-re-exports everything here (import from there).
+hops and boxes, and the trio entry point :func:`arena.server.bridge.open_grpc_server`,
+are in :mod:`arena.server.bridge`, which re-exports everything here (import from there).
 """
 
 from __future__ import annotations
@@ -101,9 +100,9 @@ class GrpcThread:
 
     Besides ``registrations`` it serves health checking (``grpc.health.v1.Health``: the
     server and each configured service SERVING until shutdown) and reflection (v1alpha).
-    ``start`` and ``stop`` block; from trio use :func:`open_grpc_server` or
-    :func:`serve_grpc`. Resource handling: one thread and one loop per instance, both
-    gone after :meth:`stop`; it runs at most once; the daemon thread never blocks exit.
+    ``start`` and ``stop`` block; from trio use :func:`open_grpc_server`. Resource
+    handling: one thread and one loop per instance, both gone after :meth:`stop`; it
+    runs at most once; the daemon thread never blocks exit.
     """
 
     def __init__(

@@ -19,8 +19,8 @@ from google.protobuf.message import Message
 
 from arena.server.bridge import AsyncioOutbox, call_in_trio_nowait
 from arena.server.limits import ByteGauge, Counter, Limits, records_problem, string_problem
-from arena.server.remote import Malformed, RemoteSeat
-from arena.v1 import arena_pb2 as pb
+from arena.server.remote import RemoteSeat
+from arena.server.traffic import Answer, Malformed
 
 #: Hello fields that are cut to ``max_name`` rather than refused
 CLIPPED: tuple[str, ...] = ()
@@ -38,26 +38,8 @@ async def _abort(context: Any, code: grpc.StatusCode, details: str) -> NoReturn:
     raise AssertionError("unreachable: abort raises")
 
 
-def inbound(message: pb.BotMessage, limits: Limits) -> pb.BotMessage | Malformed:
-    """A bot's message as the referee will hold it: a copy of its known fields (unknown
-    ones dropped, so its size in memory is bounded), or :class:`Malformed` (a fault) when
-    it is over a bound: more than ``max_cards`` cards, a string over ``max_string``."""
-    kind = message.WhichOneof("kind")
-    if kind == "action" and len(message.action.cards) > limits.max_cards:
-        n, most = len(message.action.cards), limits.max_cards
-        return Malformed(f"{n} cards in one action (at most {most})")
-    if kind is not None:
-        problem = string_problem(getattr(message, kind), limits)
-        if problem is not None:
-            return Malformed(f"{kind.capitalize()}.{problem}")
-    clean = pb.BotMessage()
-    clean.CopyFrom(message)
-    clean.DiscardUnknownFields()
-    return clean
-
-
 def deliver(
-    seat: RemoteSeat, conn_id: int, item: pb.BotMessage | Malformed, gauge: ByteGauge, size: int
+    seat: RemoteSeat, conn_id: int, item: Answer | Malformed, gauge: ByteGauge, size: int
 ) -> None:
     """Runs in trio (``run_sync_soon``): hand ``item`` to the seat, release its bytes.
     Never raises (an exception here would end the whole trio run)."""
@@ -150,7 +132,6 @@ __all__ = [
     "Overflow",
     "WatchForwarder",
     "deliver",
-    "inbound",
     "records_ready",
     "strings",
     "watch_forwarder",

@@ -21,24 +21,31 @@ from typing import Any
 import structlog
 import trio
 
-from arena.errors import ArenaError, ProtocolError
+from arena.errors import ArenaError
 from arena.game import Bot, Event, MatchEnded, MatchSetup, Recorder, Termination
 from arena.records import read_record
-from arena.referee import FaultPolicy, LocalSeat, MatchReport, Referee, Seat, TimeControl
+from arena.referee import (
+    FaultKind,
+    FaultPolicy,
+    LocalSeat,
+    MatchReport,
+    Referee,
+    Seat,
+    TimeControl,
+)
 from arena.referee.resume import Restored, restore
 from arena.rules import RuleSet, team_of
-from arena.server import convert, seating
-from arena.server.archive import live_info
+from arena.server import seating
 from arena.server.limits import CheckBudget, Limits, LiveCount
 from arena.server.remote import RemoteSeat
 from arena.server.seating import Watcher, Watchers
 from arena.server.tokens import TokenBook as TokenBook
 from arena.server.tokens import token_hash as token_hash
+from arena.server.traffic import PROTOCOL as PROTOCOL
+from arena.server.traffic import Candidate, CheckVerdict, Welcome
 from arena.text import MAX_REASON, clip
-from arena.v1 import arena_pb2 as pb
 
 log = structlog.get_logger()
-PROTOCOL = 1
 
 
 class NothingToCheck(ArenaError):
@@ -254,8 +261,8 @@ class MatchHost:
         if hosted is not None:
             hosted.watchers.remove(key)
 
-    def check(self, match_id: str, seat: int, action: pb.Action) -> pb.Verdict:
-        """The ``Check`` dry run: judge ``action`` for ``seat``'s pending decision.
+    def check(self, match_id: str, seat: int, candidate: Candidate) -> CheckVerdict:
+        """The ``Check`` dry run: judge ``candidate`` for ``seat``'s pending decision.
 
         Raises:
             NothingToCheck: the match is not running or the seat has no pending request
@@ -269,29 +276,20 @@ class MatchHost:
         pending = {d.seat for d in referee.match.pending()}
         remote = hosted.remote(seat)
         asked = remote.pending_seq if remote is not None else None
-        refused = self.limits.refuse_check(hosted.checks, seat, asked, action)
+        seq = candidate.seq
+        refused = self.limits.refuse_check(hosted.checks, seat, asked, candidate.count)
         if refused is not None:
-            return refused
+            return CheckVerdict(seq, False, FaultKind.MALFORMED, refused)
         if seat not in pending or asked is None:
             raise NothingToCheck(f"seat {seat} has no pending decision to check")
-        if action.seq != asked:
-            return pb.Verdict(
-                seq=action.seq,
-                fault=pb.UNKNOWN_SEQUENCE,
-                reason=f"seq {action.seq} is not the pending request (seq {asked})",
-            )
-        try:
-            cards = convert.cards_from_pb(action.cards)
-        except ProtocolError as exc:
-            return pb.Verdict(seq=action.seq, fault=pb.MALFORMED, reason=str(exc))
-        verdict = referee.match.check(seat, cards)
-        return pb.Verdict(
-            seq=action.seq,
-            accepted=verdict.legal,
-            fault=pb.FAULT_NONE if verdict.legal else pb.ILLEGAL_ACTION,
-            reason=verdict.reason,
-            played=convert.cards_to_pb(cards),
-        )
+        if seq != asked:
+            reason = f"seq {seq} is not the pending request (seq {asked})"
+            return CheckVerdict(seq, False, FaultKind.UNKNOWN_SEQUENCE, reason)
+        if candidate.cards is None:
+            return CheckVerdict(seq, False, FaultKind.MALFORMED, candidate.problem)
+        verdict = referee.match.check(seat, candidate.cards)
+        fault = None if verdict.legal else FaultKind.ILLEGAL_ACTION
+        return CheckVerdict(seq, verdict.legal, fault, verdict.reason, candidate.cards)
 
     # -- running a match -------------------------------------------------------------------
 
@@ -368,26 +366,20 @@ class MatchHost:
             for seat in hosted.seats:
                 await seat.finish(result, [], hosted.record)
 
-    def _welcomer(self, hosted: HostedMatch, seat: int) -> Callable[[bool], pb.RefereeMessage]:
-        def welcome(resumed: bool) -> pb.RefereeMessage:
+    def _welcomer(self, hosted: HostedMatch, seat: int) -> Callable[[bool], Welcome]:
+        def welcome(resumed: bool) -> Welcome:
             spec = hosted.spec
             names = list(spec.seat_names) or [s.name for s in hosted.seats]
-            return pb.RefereeMessage(
-                welcome=pb.Welcome(
-                    seat=seat,
-                    match_id=hosted.id,
-                    rules=convert.rules_to_pb(spec.rules),
-                    time_control=convert.time_control_to_pb(spec.time_control),
-                    seat_names=names,
-                    protocol=PROTOCOL,
-                    resumed=resumed,
-                    deals=spec.rules.deals or 0,
-                    policy=spec.policy.kind.value,
-                    max_faults=spec.policy.max_faults,
-                )
+            return Welcome(
+                seat=seat,
+                match_id=hosted.id,
+                rules=spec.rules,
+                time_control=spec.time_control,
+                seat_names=tuple(names),
+                resumed=resumed,
+                deals=spec.rules.deals or 0,
+                policy=spec.policy.kind.value,
+                max_faults=spec.policy.max_faults,
             )
 
         return welcome
-
-    def info(self, hosted: HostedMatch) -> pb.MatchInfo:
-        return live_info(hosted)

@@ -28,7 +28,6 @@ from typing import Any
 from google.protobuf.message import Message
 
 from arena.errors import ArenaError
-from arena.v1 import arena_pb2 as pb
 
 MiB = 1024 * 1024
 
@@ -85,19 +84,19 @@ class Limits:
     min_free_bytes: int = 64 * MiB
 
     def refuse_check(
-        self, budget: CheckBudget | None, seat: int, asked: int | None, action: pb.Action
-    ) -> pb.Verdict | None:
+        self, budget: CheckBudget | None, seat: int, asked: int | None, cards: int
+    ) -> str | None:
         """A ``Check`` over a bound: raises :class:`LimitExceeded` past the calls per
-        decision; a ``MALFORMED`` verdict for too many cards; ``None`` if within."""
+        decision; the reason for a ``MALFORMED`` verdict when ``cards`` is over
+        ``max_cards``; ``None`` if within."""
         if budget is not None and not budget.spend(seat, asked):
             raise LimitExceeded(
                 f"more than {self.checks_per_decision} Check calls for this decision "
                 "(--checks-per-decision)"
             )
-        if len(action.cards) <= self.max_cards:
+        if cards <= self.max_cards:
             return None
-        reason = f"{len(action.cards)} cards in one action (at most {self.max_cards})"
-        return pb.Verdict(seq=action.seq, fault=pb.MALFORMED, reason=reason)
+        return f"{cards} cards in one action (at most {self.max_cards})"
 
     def grpc_options(self) -> tuple[tuple[str, int | str], ...]:
         """The gRPC channel arguments that carry some of these bounds."""

@@ -13,58 +13,52 @@ gives up with :class:`BotGone`, charged once per absence.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import math
 from collections.abc import Callable, Sequence
 
 import structlog
 import trio
 
-from arena.errors import ProtocolError
 from arena.game import Action, Event, MatchEnded, Request
 from arena.referee import BotError, BotGone, Fault, FaultKind, SeatVerdict
-from arena.server import convert
-from arena.v1 import arena_pb2 as pb
+from arena.server.traffic import (
+    Answer,
+    Ask,
+    Ended,
+    Inbound,
+    Judged,
+    Malformed,
+    Outgoing,
+    Signal,
+    Told,
+    VerdictMode,
+    Welcome,
+    with_ack,
+)
 
 log = structlog.get_logger()
 
-Send = Callable[[pb.RefereeMessage], bool]
+Send = Callable[[Outgoing], bool]
 Close = Callable[[], bool]
 FLOOD_LIMIT = 256  # unrequested messages kept at most; more are dropped and counted
 LOGGED_LATE = 20  # late answers logged one by one; after that, one line per thousand
 MATCH_OVER = "the match is over"  # attach's refusal once the match has ended (FAILED_PRECONDITION)
 
 
-class Signal(enum.Enum):
-    ATTACHED = "attached"
-    DETACHED = "detached"
-
-
 @dataclasses.dataclass(slots=True)
 class Connection:
-    """One live stream: its id and how to write to it and close it (thread-safe)."""
+    """One live stream: its id, how to write to it and close it (thread-safe), and the
+    Verdicts its bot asked for."""
 
     id: int
     send: Send
     close: Close
     name: str
     version: str
+    verdicts: VerdictMode = VerdictMode.EVERY_ANSWER
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Malformed:
-    """Something unreadable arrived on the stream."""
-
-    reason: str
-
-
-Inbound = pb.BotMessage | Malformed | Signal
-# Faults a client may report against itself (Action.fault); anything else is MALFORMED.
-_SELF_REPORTED = {
-    pb.TIMEOUT: FaultKind.TIMEOUT,
-    pb.ILLEGAL_ACTION: FaultKind.ILLEGAL_ACTION,
-    pb.MALFORMED: FaultKind.MALFORMED,
-}
+__all__ = ["MATCH_OVER", "Connection", "Malformed", "RemoteSeat", "Signal"]
 
 
 class RemoteSeat:
@@ -75,7 +69,7 @@ class RemoteSeat:
         seat: int,
         match_id: str,
         grace_ms: int,
-        welcome: Callable[[bool], pb.RefereeMessage],
+        welcome: Callable[[bool], Welcome],
         resumed: bool = False,
         away: bool = False,
     ) -> None:
@@ -94,7 +88,12 @@ class RemoteSeat:
         self.disconnected_at: float | None = None
         self._absent_reported = away
         self._send_in, self._inbox = trio.open_memory_channel[Inbound](math.inf)
-        self._pending: tuple[int, pb.RefereeMessage] | None = None
+        self._pending: Ask | None = None
+        self._unacked = 0  # an accepted answer whose acknowledgement rides on the next message
+        # (seq, seconds) of the latest answer: the bot's own time, measured at the gRPC edge
+        # (only for a request asked and answered on one stream)
+        self.answered_in: tuple[int, float] | None = None
+        self._one_stream = False
         self.late_answers = 0
         self.dropped = 0
         self.finished = False
@@ -122,17 +121,18 @@ class RemoteSeat:
         self.ever_connected.set()
         conn.send(self._welcome(resumed))
         if self._pending is not None:  # a request in flight when it went away: ask again
-            conn.send(self._pending[1])
+            self._one_stream = False  # its time away is its own: the edge clock won't do
+            self._send(self._pending)
         self._send_in.send_nowait(Signal.ATTACHED)
         log.info(
             "seat_connected", match_id=self.match_id, seat=self.seat, resumed=resumed, bot=self.name
         )
         return None
 
-    def deliver(self, conn_id: int, message: pb.BotMessage | Malformed) -> None:
+    def deliver(self, conn_id: int, message: Answer | Malformed) -> None:
         if self.conn is None or self.conn.id != conn_id:
             return
-        size = message.ByteSize() if isinstance(message, pb.BotMessage) else 0
+        size = message.size if isinstance(message, Answer) else 0
         if self._pending is None and (
             self._inbox.statistics().current_buffer_used >= FLOOD_LIMIT
             or self._buffered + size > self.buffer_limit
@@ -144,8 +144,8 @@ class RemoteSeat:
 
     async def _receive(self) -> Inbound:
         item = await self._inbox.receive()
-        if isinstance(item, pb.BotMessage):
-            self._buffered -= item.ByteSize()
+        if isinstance(item, Answer):
+            self._buffered -= item.size
         return item
 
     def detach(self, conn_id: int) -> None:
@@ -173,17 +173,16 @@ class RemoteSeat:
     @property
     def pending_seq(self) -> int | None:
         """The sequence number of the request waiting for this seat's answer, if any."""
-        return self._pending[0] if self._pending is not None else None
+        return self._pending.seq if self._pending is not None else None
 
     # -- the Seat interface (called by the referee) ---------------------------------------
 
     async def ask(self, seq: int, request: Request, deadline_ms: int, bank_ms: int) -> Action:
-        message = convert.request_to_pb(seq, request, deadline_ms, bank_ms)
-        self._pending = (seq, message)
+        self._pending = asked = Ask(seq, request, deadline_ms, bank_ms)
+        self._one_stream = self.conn is not None
         until = trio.current_time() + (deadline_ms + bank_ms) / 1000  # this decision's time
         try:
-            if self.conn is not None:
-                self.conn.send(message)
+            self._send(asked)
             while True:
                 # what arrived before a disconnection still counts: read it first
                 if self.conn is None and not self._inbox.statistics().current_buffer_used:
@@ -202,34 +201,29 @@ class RemoteSeat:
             return None
         if isinstance(item, Malformed):
             raise BotError(FaultKind.MALFORMED, item.reason)
-        kind = item.WhichOneof("kind")
-        if kind != "action":
-            what = "a second Hello" if kind == "hello" else "an empty message"
-            raise BotError(FaultKind.MALFORMED, f"expected an Action for seq {seq}, got {what}")
-        action = item.action
-        if action.seq < seq:
+        if item.seq < seq:
             self.late_answers += 1
             if self.late_answers <= LOGGED_LATE or self.late_answers % 1000 == 0:
                 log.info(  # a flood of stale answers must not become a flood of log lines
                     "late_answer_discarded",
                     match_id=self.match_id,
                     seat=self.seat,
-                    seq=action.seq,
+                    seq=item.seq,
                     current=seq,
                     late_so_far=self.late_answers,
                 )
             return None
-        if action.seq > seq:
+        if item.seq > seq:
             raise BotError(
-                FaultKind.UNKNOWN_SEQUENCE, f"answer for seq {action.seq}, but seq {seq} was asked"
+                FaultKind.UNKNOWN_SEQUENCE, f"answer for seq {item.seq}, but seq {seq} was asked"
             )
-        if action.fault != pb.FAULT_NONE:  # the client reports it has no proper answer
-            reported = _SELF_REPORTED.get(action.fault, FaultKind.MALFORMED)
-            raise BotError(reported, action.reason[:500] or "the bot reported a fault")
-        try:
-            return convert.cards_from_pb(action.cards)
-        except ProtocolError as exc:
-            raise BotError(FaultKind.MALFORMED, str(exc)) from None
+        if item.fault is not None:  # the client reports it has no proper answer
+            raise BotError(item.fault, item.reason[:500] or "the bot reported a fault")
+        if item.cards is None:
+            raise BotError(FaultKind.MALFORMED, item.problem)
+        if item.latency is not None and self._one_stream:
+            self.answered_in = (seq, item.latency)
+        return item.cards
 
     async def _wait_for_return(self, until: float) -> None:
         """Disconnected: wait for a reconnection until the rest of the grace period or
@@ -268,24 +262,32 @@ class RemoteSeat:
         reason = self.ended.reason if first else f"{self.ended.reason} (still)"
         raise BotError(self.ended.kind, reason, charge=first)
 
+    def _send(self, item: Outgoing) -> None:
+        """Write ``item`` to the live stream, if any, with a pending acknowledgement."""
+        conn = self.conn
+        if conn is None:
+            return
+        if self._unacked and conn.verdicts is VerdictMode.FAULTS_ONLY:
+            item, self._unacked = with_ack(item, self._unacked), 0
+        conn.send(item)
+
     def tell_verdict(self, verdict: SeatVerdict) -> None:
-        if self.conn is not None:
-            self.conn.send(convert.verdict_to_pb(verdict))
+        """A fault is told at once; an accepted answer too, unless the bot asked for
+        ``VERDICT_FAULTS_ONLY``: then its acknowledgement rides on the next message."""
+        conn = self.conn
+        if verdict.accepted and conn is not None and conn.verdicts is VerdictMode.FAULTS_ONLY:
+            self._unacked = verdict.seq
+            return
+        self._send(Judged(verdict))
 
     def tell_events(self, events: Sequence[tuple[int, Event]]) -> None:
-        if self.conn is not None and events:
-            notice = pb.Notice(events=[convert.event_to_pb(e, i) for i, e in events])
-            self.conn.send(pb.RefereeMessage(notice=notice))
+        if events:
+            self._send(Told(tuple(events)))
 
     async def finish(self, result: MatchEnded, faults: Sequence[Fault], record: str) -> None:
         self.finished = True
         conn = self.conn
         if conn is not None:
-            end = pb.MatchEnd(
-                result=convert.result_to_pb(result, faults),
-                faults=[convert.fault_to_pb(f) for f in faults],
-                record=record,
-            )
-            conn.send(pb.RefereeMessage(match_end=end))
+            self._send(Ended(result, tuple(faults), record))
             conn.close()
         await trio.lowlevel.checkpoint()

@@ -21,11 +21,11 @@ import trio
 
 from arena.errors import ArenaError
 from arena.game import Event
-from arena.referee import FaultPolicy
+from arena.referee import FaultPolicy, TimeControl
 from arena.server import convert, guard
 from arena.server.access import Access, Refusal, Role
-from arena.server.archive import info_from_record, list_page, record_path
-from arena.server.bridge import AsyncioOutbox, call_in_trio_nowait, run_in_trio
+from arena.server.archive import info_from_record, list_page, live_info, record_path
+from arena.server.bridge import AsyncioOutbox, Hop, run_in_trio
 from arena.server.host import (
     PROTOCOL,
     HostedMatch,
@@ -42,8 +42,10 @@ from arena.server.limits import (
     page_token,
     string_problem,
 )
-from arena.server.remote import MATCH_OVER, Connection, Malformed, RemoteSeat
+from arena.server.remote import MATCH_OVER, Connection, RemoteSeat
 from arena.server.spectate import DelayedFeed, SpectatorDelay, spectator_record
+from arena.server.traffic import Answer, CheckVerdict, Malformed, Outgoing, VerdictMode
+from arena.server.wire import EventCaches, SeatWire, candidate_of, check_verdict_to_pb
 from arena.text import clean_name
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -58,9 +60,16 @@ R = TypeVar("R")
 class ArenaService(pb_grpc.ArenaServicer):
     """The bots' service: ``Play`` (one stream per seat) and ``Check`` (a dry run)."""
 
-    def __init__(self, host: MatchHost, trio_token: trio.lowlevel.TrioToken) -> None:
+    def __init__(
+        self,
+        host: MatchHost,
+        trio_token: trio.lowlevel.TrioToken,
+        caches: EventCaches | None = None,
+    ) -> None:
         self.host = host
         self.trio = trio_token
+        self.hop = Hop.to_trio(trio_token)  # answers cross to the referee, batched
+        self.caches = caches or EventCaches()  # each event converted once per match
         self._ids = itertools.count(1)
         # (bytes read, bytes written) of the seats' streams, for the metrics (--http)
         self.traffic: Callable[[int, int], None] | None = None
@@ -76,28 +85,34 @@ class ArenaService(pb_grpc.ArenaServicer):
         seat = hosted.remote(seat_no)
         assert seat is not None
         seat.buffer_limit = self.host.limits.seat_buffer_bytes
-        outbox = AsyncioOutbox[pb.RefereeMessage]()
+        mode = VerdictMode.EVERY_ANSWER
+        if hello.verdicts == pb.VERDICT_FAULTS_ONLY:
+            mode = VerdictMode.FAULTS_ONLY
+        edge = SeatWire(self.caches.of(hosted.id), mode, self.host.limits)
+        outbox = AsyncioOutbox[Outgoing]()
         conn = Connection(
             next(self._ids),
             outbox.send_nowait,
             outbox.close_nowait,
             clean_name(hello.name, self.host.limits.max_name),
             clean_name(hello.version, self.host.limits.max_name),
+            mode,
         )
         error = await run_in_trio(self.trio, seat.attach, conn)
         if error is not None:
             over = error.startswith(MATCH_OVER)
             code = grpc.StatusCode.FAILED_PRECONDITION if over else grpc.StatusCode.ALREADY_EXISTS
             await context.abort(code, error)
-        reader = asyncio.create_task(self._read(context, seat, conn.id, outbox))
+        reader = asyncio.create_task(self._read(context, seat, conn.id, outbox, edge))
         try:
-            async for message in outbox:
+            async for item in outbox:
+                message = edge.message(item)  # a request starts the bot's clock here
                 await context.write(message)
                 if self.traffic is not None:
                     self.traffic(0, message.ByteSize())
         finally:
             reader.cancel()
-            call_in_trio_nowait(self.trio, seat.detach, conn.id)
+            self.hop.call(seat.detach, conn.id)
 
     async def _hello(self, context: Ctx) -> pb.Hello:
         try:
@@ -131,13 +146,15 @@ class ArenaService(pb_grpc.ArenaServicer):
         context: Ctx,
         seat: RemoteSeat,
         conn_id: int,
-        outbox: AsyncioOutbox[pb.RefereeMessage],
+        outbox: AsyncioOutbox[Outgoing],
+        edge: SeatWire,
     ) -> None:
         """Forward every message to the seat; the end of the stream ends the connection.
 
-        Bounded (docs/limits.md): each message is cut down to what the referee reads
-        (:func:`guard.inbound`), and past ``connection_buffer_bytes`` not yet taken by
-        the referee this stops reading, so HTTP/2 flow control holds the client back.
+        Bounded (docs/limits.md): each message is converted to what the referee reads
+        (:meth:`SeatWire.answer`: at most ``max_cards`` cards, bounded strings), and past
+        ``connection_buffer_bytes`` not yet taken by the referee this stops reading, so
+        HTTP/2 flow control holds the client back.
         """
         limits = self.host.limits
         gauge = ByteGauge()
@@ -148,21 +165,19 @@ class ArenaService(pb_grpc.ArenaServicer):
                     break
                 if self.traffic is not None:
                     self.traffic(message.ByteSize(), 0)
-                item = guard.inbound(message, limits)
-                size = item.ByteSize() if isinstance(item, pb.BotMessage) else 64
+                item = edge.answer(message)
+                size = item.size if isinstance(item, Answer) else 64
                 while gauge.add(0) > limits.connection_buffer_bytes:
                     await asyncio.sleep(0.005)
                 gauge.add(size)
-                if not call_in_trio_nowait(
-                    self.trio, guard.deliver, seat, conn_id, item, gauge, size
-                ):
+                if not self.hop.call(guard.deliver, seat, conn_id, item, gauge, size):
                     gauge.add(-size)  # the referee has stopped: nothing will take it
                     break
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # undecodable bytes, a reset: the stream is unusable
             reason = f"unreadable message: {type(exc).__name__}"
-            call_in_trio_nowait(self.trio, seat.deliver, conn_id, Malformed(reason))
+            self.hop.call(seat.deliver, conn_id, Malformed(reason))
             context.set_code(grpc.StatusCode.INVALID_ARGUMENT)
             context.set_details(reason)
         outbox.close_nowait()  # ends Play's write loop, which detaches the seat
@@ -173,14 +188,14 @@ class ArenaService(pb_grpc.ArenaServicer):
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown seat token")
         hosted, seat = found
         try:
-            verdict: pb.Verdict = await run_in_trio(
-                self.trio, self.host.check, hosted.id, seat, request.action
+            verdict: CheckVerdict = await run_in_trio(
+                self.trio, self.host.check, hosted.id, seat, candidate_of(request.action)
             )
         except LimitExceeded as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except NothingToCheck as exc:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
-        return verdict
+        return check_verdict_to_pb(verdict)
 
 
 class MatchesService(pb_grpc.MatchesServicer):
@@ -192,11 +207,16 @@ class MatchesService(pb_grpc.MatchesServicer):
     """
 
     def __init__(
-        self, host: MatchHost, trio_token: trio.lowlevel.TrioToken, access: Access | None = None
+        self,
+        host: MatchHost,
+        trio_token: trio.lowlevel.TrioToken,
+        access: Access | None = None,
+        caches: EventCaches | None = None,
     ) -> None:
         self.host = host
         self.trio = trio_token
         self.access = access or Access.internal()  # nobody knows its token: closed
+        self.caches = caches or EventCaches()  # shared with the Play streams (app.py)
         self.watching = guard.Counter()  # Watch streams per client
 
     async def _role(self, context: Ctx) -> Role:
@@ -221,9 +241,7 @@ class MatchesService(pb_grpc.MatchesServicer):
             spec = MatchSpec(
                 rules=rules,
                 seed=request.seed if request.HasField("seed") else None,
-                time_control=convert.time_control_from_pb(
-                    request.time_control, self.host_defaults()
-                ),
+                time_control=convert.time_control_from_pb(request.time_control, TimeControl()),
                 policy=policy,
                 seat_names=tuple(request.seat_names),
                 connect_timeout=self.host.limits.join_timeout_s,
@@ -241,11 +259,6 @@ class MatchesService(pb_grpc.MatchesServicer):
         return pb.CreateMatchResponse(
             match_id=hosted.id, seat_tokens=[t or "" for t in hosted.tokens]
         )
-
-    def host_defaults(self) -> Any:
-        from arena.referee import TimeControl
-
-        return TimeControl()
 
     async def List(self, request: pb.ListMatchesRequest, context: Ctx) -> pb.ListMatchesResponse:
         """One page of the matches in memory, oldest first (``page_size``, default and
@@ -287,7 +300,7 @@ class MatchesService(pb_grpc.MatchesServicer):
                 if cancel
                 else self.host.get(match_id)
             )
-            return self.host.info(hosted)
+            return live_info(hosted)
 
         await guard.strings(pb.GetMatchRequest(match_id=match_id), self.host.limits, context)
         await guard.strings(pb.CancelMatchRequest(reason=reason), self.host.limits, context)
@@ -325,16 +338,17 @@ class MatchesService(pb_grpc.MatchesServicer):
                 await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
             except LimitExceeded as exc:
                 await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+            cache = self.caches.of(request.match_id)  # converted once for seats and spectators
             for index, event in delayed.push(past):
                 if index >= request.from_index:
-                    yield convert.event_to_pb(event, index)
+                    yield cache.get(index, event)
             async for batch in outbox:
                 if isinstance(batch, guard.Overflow):
                     await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, batch.reason)
                     return  # unreachable: abort raises
                 for index, event in delayed.close() if batch is None else delayed.push(batch):
                     if index >= request.from_index:
-                        yield convert.event_to_pb(event, index)
+                        yield cache.get(index, event)
                 if batch is None:
                     return
         finally:

@@ -340,6 +340,46 @@ DEAL_OVER: Phase.ValueType  # 4
 """every trick played; the deal's result is known"""
 Global___Phase: _TypeAlias = Phase  # noqa: Y015
 
+class _VerdictMode:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _VerdictModeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_VerdictMode.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    VERDICT_EVERY_ANSWER: _VerdictMode.ValueType  # 0
+    """A Verdict message answers every Action, accepted or not, before the seat's
+    next Request (the protocol's original behaviour).
+    """
+    VERDICT_FAULTS_ONLY: _VerdictMode.ValueType  # 1
+    """A Verdict message only for an answer that was not accepted (a fault: an
+    illegal or malformed action, a timeout, ...), sent at once as before. An
+    accepted answer gets no message of its own: its acknowledgement rides on
+    the next message to the seat (RefereeMessage.accepted_seq), saving one
+    message per decision.
+    """
+
+class VerdictMode(_VerdictMode, metaclass=_VerdictModeEnumTypeWrapper):
+    """---------------------------------------------------------------------------
+    Arena: the bot-facing service
+    ---------------------------------------------------------------------------
+
+    Which Verdicts a bot wants on its Play stream (Hello.verdicts). Both modes are
+    protocol 1; a bot that does not set the field keeps the first mode.
+    """
+
+VERDICT_EVERY_ANSWER: VerdictMode.ValueType  # 0
+"""A Verdict message answers every Action, accepted or not, before the seat's
+next Request (the protocol's original behaviour).
+"""
+VERDICT_FAULTS_ONLY: VerdictMode.ValueType  # 1
+"""A Verdict message only for an answer that was not accepted (a fault: an
+illegal or malformed action, a timeout, ...), sent at once as before. An
+accepted answer gets no message of its own: its acknowledgement rides on
+the next message to the seat (RefereeMessage.accepted_seq), saving one
+message per decision.
+"""
+Global___VerdictMode: _TypeAlias = VerdictMode  # noqa: Y015
+
 class _MatchState:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -582,7 +622,9 @@ class Verdict(_message.Message):
 
     In the Play stream exactly one Verdict follows each Request, whether the
     seat answered in time, answered wrongly, or not at all (then fault =
-    TIMEOUT or DISCONNECTED and `played` is the fallback).
+    TIMEOUT or DISCONNECTED and `played` is the fallback) — unless the bot asked
+    for VERDICT_FAULTS_ONLY in its Hello: then an accepted answer has no Verdict
+    and is acknowledged by RefereeMessage.accepted_seq on the next message.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1633,12 +1675,7 @@ Global___MatchResult: _TypeAlias = MatchResult  # noqa: Y015
 
 @_typing.final
 class Hello(_message.Message):
-    """---------------------------------------------------------------------------
-    Arena: the bot-facing service
-    ---------------------------------------------------------------------------
-
-    First message a bot sends on a Play stream.
-    """
+    """First message a bot sends on a Play stream."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -1646,6 +1683,7 @@ class Hello(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     PROTOCOL_FIELD_NUMBER: _builtins.int
+    VERDICTS_FIELD_NUMBER: _builtins.int
     token: _builtins.str
     """the seat token from Matches.Create (picks match and seat)"""
     name: _builtins.str
@@ -1654,6 +1692,11 @@ class Hello(_message.Message):
     """the bot's own version string, free form"""
     protocol: _builtins.int
     """the protocol version the bot speaks; currently 1"""
+    verdicts: Global___VerdictMode.ValueType
+    """Which Verdicts the bot wants; unset = VERDICT_EVERY_ANSWER. The Welcome
+    says which mode the referee applies (an older referee ignores this field
+    and sends every Verdict).
+    """
     def __init__(
         self,
         *,
@@ -1661,10 +1704,11 @@ class Hello(_message.Message):
         name: _builtins.str = ...,
         version: _builtins.str = ...,
         protocol: _builtins.int = ...,
+        verdicts: Global___VerdictMode.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "protocol", b"protocol", "token", b"token", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "protocol", b"protocol", "token", b"token", "verdicts", b"verdicts", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1738,6 +1782,7 @@ class Welcome(_message.Message):
     DEALS_FIELD_NUMBER: _builtins.int
     POLICY_FIELD_NUMBER: _builtins.int
     MAX_FAULTS_FIELD_NUMBER: _builtins.int
+    VERDICTS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """the seat this bot plays (0-3)"""
     match_id: _builtins.str
@@ -1754,6 +1799,11 @@ class Welcome(_message.Message):
     """fault policy: "lenient" or "strict" """
     max_faults: _builtins.int
     """lenient: faults per team before disqualification"""
+    verdicts: Global___VerdictMode.ValueType
+    """The Verdict mode the referee applies on this stream: Hello.verdicts if the
+    referee supports it. Absent (VERDICT_EVERY_ANSWER) from a referee that
+    predates the field.
+    """
     @_builtins.property
     def rules(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """The match's variant settings (RULES.md §9): variant key -> JSON-encoded
@@ -1782,10 +1832,11 @@ class Welcome(_message.Message):
         deals: _builtins.int = ...,
         policy: _builtins.str = ...,
         max_faults: _builtins.int = ...,
+        verdicts: Global___VerdictMode.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deals", b"deals", "match_id", b"match_id", "max_faults", b"max_faults", "policy", b"policy", "protocol", b"protocol", "resumed", b"resumed", "rules", b"rules", "seat", b"seat", "seat_names", b"seat_names", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deals", b"deals", "match_id", b"match_id", "max_faults", b"max_faults", "policy", b"policy", "protocol", b"protocol", "resumed", b"resumed", "rules", b"rules", "seat", b"seat", "seat_names", b"seat_names", "time_control", b"time_control", "verdicts", b"verdicts"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1933,6 +1984,15 @@ class RefereeMessage(_message.Message):
     VERDICT_FIELD_NUMBER: _builtins.int
     MATCH_END_FIELD_NUMBER: _builtins.int
     NOTICE_FIELD_NUMBER: _builtins.int
+    ACCEPTED_SEQ_FIELD_NUMBER: _builtins.int
+    accepted_seq: _builtins.int
+    """With VERDICT_FAULTS_ONLY: the seq of this seat's previous answer, accepted,
+    whose Verdict was left out; it rides on the first message sent to the seat
+    after the answer was applied (a Request, Notice or MatchEnd). 0 when there
+    is nothing to acknowledge, and always 0 with VERDICT_EVERY_ANSWER. What
+    was played for an accepted answer is the seat's own cards, except after a
+    failed throw (the ThrowFailed event in the next events shows the forced unit).
+    """
     @_builtins.property
     def welcome(self) -> Global___Welcome:
         """first, once per stream"""
@@ -1961,10 +2021,11 @@ class RefereeMessage(_message.Message):
         verdict: Global___Verdict | None = ...,
         match_end: Global___MatchEnd | None = ...,
         notice: Global___Notice | None = ...,
+        accepted_seq: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "match_end", b"match_end", "notice", b"notice", "request", b"request", "verdict", b"verdict", "welcome", b"welcome"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "match_end", b"match_end", "notice", b"notice", "request", b"request", "verdict", b"verdict", "welcome", b"welcome"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted_seq", b"accepted_seq", "kind", b"kind", "match_end", b"match_end", "notice", b"notice", "request", b"request", "verdict", b"verdict", "welcome", b"welcome"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["welcome", "request", "verdict", "match_end", "notice"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015

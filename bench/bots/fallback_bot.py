@@ -1,4 +1,11 @@
-"""A benchmark bot that thinks for no time: it answers every request with its fallback.
+"""A benchmark bot that thinks for no time (or ``--think-ms``): it answers every request
+with its fallback.
+
+It asks for ``VERDICT_FAULTS_ONLY`` (accepted answers acknowledged on the next message)
+when the protocol it was built with has it, unless ``--every-verdict``. With
+``--think-ms`` it sleeps that long before each answer and measures its own think time
+(request read → answer written), reported as ``think_p50``/``think_p99``/``think_max``
+(seconds) so that the load benchmark can set the time it was charged against it.
 
 One process can play one seat (``--token``, as ``arena match`` launches bots) or many
 (``--tokens-file``, one token per line, ``-`` for stdin: each gets its own stream and its own TCP
@@ -18,6 +25,7 @@ import json
 import os
 import signal
 import sys
+import time
 from dataclasses import asdict, dataclass, field
 
 import grpc
@@ -27,6 +35,8 @@ from arena.v1 import arena_pb2_grpc as pb_grpc
 
 EOF_MARK: object = grpc.aio.EOF
 CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1)]  # one TCP connection per seat
+# the verdict mode asked for (None: the protocol this bot was built with predates it)
+FAULTS_ONLY = getattr(pb, "VERDICT_FAULTS_ONLY", None)
 
 
 @dataclass
@@ -36,7 +46,10 @@ class Tally:
     action_bytes: int = 0
     streams: int = 0
     ended: int = 0
+    verdicts: int = 0  # Verdict messages received
+    acks: int = 0  # acknowledgements that rode on another message
     errors: list[str] = field(default_factory=list)
+    thinks: list[float] = field(default_factory=list)  # s, with --think-ms
 
 
 def open_channel(server: str) -> grpc.aio.Channel:
@@ -49,40 +62,52 @@ def open_channel(server: str) -> grpc.aio.Channel:
     return grpc.aio.secure_channel(server, credentials, options=CHANNEL_OPTIONS)
 
 
-async def play(server: str, token: str, tally: Tally) -> None:
+async def play(server: str, token: str, tally: Tally, every: bool, think: float) -> None:
     """One seat: hello, then answer each request with its fallback until MatchEnd."""
     async with open_channel(server) as channel:
         call = pb_grpc.ArenaStub(channel).Play()
         try:
             await call.initial_metadata()  # the referee accepted the stream (DESIGN.md)
             hello = pb.Hello(token=token, name="fallback", version="bench", protocol=1)
+            if FAULTS_ONLY is not None and not every:
+                hello.verdicts = FAULTS_ONLY
             await call.write(pb.BotMessage(hello=hello))
             tally.streams += 1
             while True:
                 message = await call.read()
                 if message is EOF_MARK:
                     break
+                read_at = time.perf_counter()
                 kind = message.WhichOneof("kind")
+                if getattr(message, "accepted_seq", 0):
+                    tally.acks += 1
                 if kind == "request":
                     request = message.request
                     answer = pb.BotMessage(
                         action=pb.Action(seq=request.seq, cards=request.fallback.cards)
                     )
+                    if think:
+                        await asyncio.sleep(think)
+                        tally.thinks.append(time.perf_counter() - read_at)
                     await call.write(answer)
                     tally.requests += 1
                     tally.request_bytes += message.ByteSize()
                     tally.action_bytes += answer.ByteSize()
+                elif kind == "verdict":
+                    tally.verdicts += 1
                 elif kind == "match_end":
                     tally.ended += 1
                     break
             await call.done_writing()
         except grpc.RpcError as exc:
             tally.errors.append(f"{exc.code().name}: {exc.details()}")
+        except asyncio.InvalidStateError as exc:  # the call failed before Hello (overload)
+            tally.errors.append(f"{type(exc).__name__}: {exc}")
 
 
-async def main(server: str, tokens: list[str]) -> Tally:
+async def main(server: str, tokens: list[str], every: bool, think: float) -> Tally:
     tally = Tally()
-    await asyncio.gather(*(play(server, t, tally) for t in tokens))
+    await asyncio.gather(*(play(server, t, tally, every, think) for t in tokens))
     return tally
 
 
@@ -103,6 +128,8 @@ def cli() -> int:
     parser.add_argument("--server", default=os.environ.get("ARENA_SERVER", "127.0.0.1:50051"))
     parser.add_argument("--token", default=os.environ.get("ARENA_TOKEN", ""))
     parser.add_argument("--tokens-file", default=None, help="one token a line (- = stdin)")
+    parser.add_argument("--every-verdict", action="store_true", help="a Verdict per answer")
+    parser.add_argument("--think-ms", type=float, default=0.0, help="sleep before each answer")
     args = parser.parse_args()
     if args.tokens_file == "-":
         tokens = [line.strip() for line in sys.stdin if line.strip()]
@@ -114,8 +141,13 @@ def cli() -> int:
     if not all(tokens):
         print("fallback_bot: no seat token", file=sys.stderr)
         return 2
-    tally = asyncio.run(main(args.server, tokens))
+    tally = asyncio.run(main(args.server, tokens, args.every_verdict, args.think_ms / 1000))
     report = asdict(tally)
+    thinks = sorted(report.pop("thinks"))
+    if thinks:
+        n = len(thinks)
+        report.update(think_p50=thinks[n // 2], think_p99=thinks[min(n - 1, int(n * 0.99))])
+        report["think_max"] = thinks[-1]
     report["errors"] = tally.errors[:5]
     report["error_count"] = len(tally.errors)
     print(json.dumps(report), flush=True)

@@ -196,7 +196,7 @@ function main() {
     console.error(`${name}: no seat token (--token or ARENA_TOKEN)`);
     process.exit(2);
   }
-  play({ server, token, name, credentials: credentials(), faults: 0, over: false, lostAt: 0 });
+  play({ server, token, name, credentials: credentials(), faults: 0, accepted: 0, over: false, lostAt: 0 });
 }
 
 // Plaintext, or TLS: --tls-ca (ARENA_TLS_CA) is the CA that signed the server's
@@ -222,11 +222,16 @@ function play(bot) {
   // The server sends its initial metadata as soon as it accepts the stream.
   // Wait for it before the first write: a bad token is then reported cleanly
   // as UNAUTHENTICATED.
+  // verdicts: 'VERDICT_FAULTS_ONLY' asks for a Verdict only when an answer is not
+  // accepted; an accepted one is acknowledged by `accepted_seq` on the next message
+  // (one message less per decision). Leave it out to get a Verdict for every answer.
   call.on('metadata', () => {
-    call.write({ hello: { token: bot.token, name: bot.name, version: '1.0', protocol: 1 } });
+    call.write({ hello: { token: bot.token, name: bot.name, version: '1.0', protocol: 1,
+                          verdicts: 'VERDICT_FAULTS_ONLY' } });
   });
 
   call.on('data', (message) => {
+    if (message.accepted_seq) bot.accepted += 1; // our previous answer, accepted
     switch (message.kind) {
       case 'welcome':
         bot.lostAt = 0;
@@ -246,8 +251,10 @@ function play(bot) {
         call.write({ action: { seq: request.seq, cards: chosen.map(toCard) } });
         break;
       }
-      case 'verdict':
-        if (!message.verdict.accepted) {
+      case 'verdict': // with VERDICT_FAULTS_ONLY, only for an answer not accepted
+        if (message.verdict.accepted) {
+          bot.accepted += 1;
+        } else {
           bot.faults += 1;
           console.error(`${bot.name}: fault on seq ${message.verdict.seq}: ${message.verdict.reason}`);
         }
@@ -255,7 +262,8 @@ function play(bot) {
       case 'match_end': {
         const r = message.match_end.result;
         console.error(`${bot.name}: match over (${r.reason}), winner team ${r.winner_team}, ` +
-          `levels ${r.levels.map((l) => RANKS[l] || l).join('/')}, my faults ${bot.faults}`);
+          `levels ${r.levels.map((l) => RANKS[l] || l).join('/')}, ` +
+          `accepted ${bot.accepted}, my faults ${bot.faults}`);
         bot.over = true;
         call.end(); // half-close our side; the server then ends the stream
         break;
@@ -297,7 +305,7 @@ function lobby(l) {
     if (l.playing.has(seat)) return;
     l.playing.add(seat);
     play({ server: l.server, token: message.offer.seat_token, name: l.name, credentials: l.credentials,
-      faults: 0, over: false, lostAt: 0, done: () => l.playing.delete(seat) });
+      faults: 0, accepted: 0, over: false, lostAt: 0, done: () => l.playing.delete(seat) });
   });
   call.on('error', (err) => { // UNAUTHENTICATED: a wrong or rotated key; PERMISSION_DENIED: disabled
     const code = grpc.status[err.code];

@@ -22,9 +22,7 @@ from arena.bots import make_bot
 from arena.game import Bot
 from arena.records import AnswerLine, read_record
 from arena.rules import RuleSet
-from arena.server.app import ArenaServer, open_arena_server
-from arena.server.host import HostedMatch, MatchSpec
-from arena.server.recording import record_factory
+from arena.server import ArenaServer, HostedMatch, MatchSpec, open_arena_server, record_factory
 
 OnResult = Callable[["ScenarioResult"], None]
 

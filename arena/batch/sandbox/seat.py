@@ -23,7 +23,7 @@ from arena.batch.sandbox.limits import SandboxLimits
 from arena.batch.sandbox.run import SandboxedProcess, run_sandboxed
 from arena.batch.sandbox.verdicts import Ending
 from arena.batch.startup import StartupWatch
-from arena.server.host import HostedMatch
+from arena.server import HostedMatch
 
 
 @contextlib.contextmanager

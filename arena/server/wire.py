@@ -1,0 +1,209 @@
+"""The gRPC edge's conversions (asyncio thread): bridge traffic ⇄ wire messages.
+
+The referee's thread hands over plain values (:mod:`arena.server.traffic`); this module
+builds the protobuf messages, once:
+
+- :class:`EventCache` converts each event of a match once for all its seats and
+  spectators. A seat's request and a ``Watch`` stream ask for the event at an index; the
+  one redaction path (:mod:`arena.game.views`) has already decided what each of them
+  gets, and the cache hands back the converted message only for the very event object
+  it converted (a redacted copy, e.g. a kitty's blanked cards, is converted on its own).
+- :class:`SeatWire` turns one stream's outgoing items into ``RefereeMessage`` and its
+  ``BotMessage`` into :class:`~arena.server.traffic.Answer`, and keeps the stream's edge
+  clock: when the latest request was written, so the bot is charged its own time from
+  that write to its answer's arrival, not the referee's queueing on either side of the
+  bridge (docs/architecture.md, "Fair clocks").
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Iterable, Sequence
+
+from arena.errors import ProtocolError
+from arena.game import Action, Event
+from arena.referee import FaultKind
+from arena.server import convert
+from arena.server.event_table import event_to_pb
+from arena.server.limits import Limits, string_problem
+from arena.server.traffic import (
+    PROTOCOL,
+    Answer,
+    Ask,
+    Candidate,
+    CheckVerdict,
+    Ended,
+    Judged,
+    Malformed,
+    Outgoing,
+    Told,
+    VerdictMode,
+    Welcome,
+)
+from arena.v1 import arena_pb2 as pb
+
+# Faults a client may report against itself (Action.fault); anything else is MALFORMED.
+_SELF_REPORTED = {
+    pb.TIMEOUT: FaultKind.TIMEOUT,
+    pb.ILLEGAL_ACTION: FaultKind.ILLEGAL_ACTION,
+    pb.MALFORMED: FaultKind.MALFORMED,
+}
+KEEP = 1024  # events kept converted per match; older ones are converted again if asked
+
+
+class EventCache:
+    """One match's events as wire messages, converted once (asyncio thread only)."""
+
+    __slots__ = ("__weakref__", "_by_index", "hits", "misses")
+
+    def __init__(self) -> None:
+        self._by_index: dict[int, tuple[Event, pb.Event]] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, index: int, event: Event) -> pb.Event:
+        """The wire form of ``event`` (the match's event ``index``, as redacted for its
+        viewer). Never mutate the result: it is shared."""
+        found = self._by_index.get(index)
+        if found is not None and found[0] is event:
+            self.hits += 1
+            return found[1]
+        self.misses += 1
+        message = event_to_pb(event, index)
+        by_index = self._by_index
+        by_index[index] = (event, message)
+        if len(by_index) > 2 * KEEP:  # keep the newest: seats lag at most a deal behind
+            for old in sorted(by_index)[:KEEP]:
+                del by_index[old]
+        return message
+
+    def many(self, events: Iterable[tuple[int, Event]]) -> list[pb.Event]:
+        return [self.get(index, event) for index, event in events]
+
+
+class SeatWire:
+    """One Play stream's conversions and edge clock (asyncio thread only)."""
+
+    __slots__ = ("cache", "limits", "mode", "sent_at", "sent_seq")
+
+    def __init__(self, cache: EventCache, mode: VerdictMode, limits: Limits) -> None:
+        self.cache = cache
+        self.mode = mode
+        self.limits = limits
+        self.sent_seq = 0  # the latest request written, and when (perf_counter s)
+        self.sent_at = 0.0
+
+    def message(self, item: Outgoing) -> pb.RefereeMessage:
+        """``item`` as the message to write. For a request, call it just before the write:
+        it starts the bot's clock."""
+        if isinstance(item, Ask):
+            request = item.request
+            events = self.cache.many(zip(request.event_indices, request.events, strict=True))
+            message = convert.request_to_pb(
+                item.seq, item.request, item.deadline_ms, item.bank_ms, events
+            )
+        elif isinstance(item, Judged):
+            message = convert.verdict_to_pb(item.verdict)
+        elif isinstance(item, Told):
+            message = pb.RefereeMessage()
+            message.notice.events.extend(self.cache.many(item.events))
+        elif isinstance(item, Ended):
+            message = pb.RefereeMessage()
+            end = message.match_end
+            end.result.CopyFrom(convert.result_to_pb(item.result, item.faults))
+            end.faults.extend([convert.fault_to_pb(f) for f in item.faults])
+            end.record = item.record
+        else:
+            message = welcome_to_pb(item, self.mode)
+        if item.acked:
+            message.accepted_seq = item.acked
+        if isinstance(item, Ask):
+            self.sent_seq, self.sent_at = item.seq, time.perf_counter()
+        return message
+
+    def answer(self, message: pb.BotMessage) -> Answer | Malformed:
+        """A bot's message as the referee reads it, bounded (docs/limits.md): more than
+        ``max_cards`` cards or a string over ``max_string`` is MALFORMED, as is anything
+        but an Action. Stamped with the bot's time if it answers the latest request."""
+        arrived = time.perf_counter()
+        kind = message.WhichOneof("kind")
+        if kind != "action":
+            what = "a second Hello" if kind == "hello" else "an empty message"
+            return Malformed(f"expected an Action, got {what}")
+        action = message.action
+        limits = self.limits
+        if len(action.cards) > limits.max_cards:
+            n, most = len(action.cards), limits.max_cards
+            return Malformed(f"{n} cards in one action (at most {most})")
+        if len(action.reason) > limits.max_string:  # its one string (string_problem's words)
+            return Malformed(f"Action.{string_problem(action, limits)}")
+        seq = action.seq
+        latency = arrived - self.sent_at if seq == self.sent_seq else None
+        size = action.ByteSize()
+        if action.fault != pb.FAULT_NONE:
+            kind_ = _SELF_REPORTED.get(action.fault, FaultKind.MALFORMED)
+            return Answer(seq, None, fault=kind_, reason=action.reason, latency=latency, size=size)
+        try:
+            cards = convert.cards_from_pb(action.cards)
+        except ProtocolError as exc:
+            return Answer(seq, None, problem=str(exc), latency=latency, size=size)
+        return Answer(seq, cards, latency=latency, size=size)
+
+
+def welcome_to_pb(welcome: Welcome, mode: VerdictMode) -> pb.RefereeMessage:
+    message = pb.RefereeMessage()
+    w = message.welcome
+    w.SetInParent()
+    w.seat = welcome.seat
+    w.match_id = welcome.match_id
+    w.rules.update(convert.rules_to_pb(welcome.rules))
+    w.time_control.CopyFrom(convert.time_control_to_pb(welcome.time_control))
+    w.seat_names.extend(welcome.seat_names)
+    w.protocol = PROTOCOL
+    w.resumed = welcome.resumed
+    w.deals = welcome.deals
+    w.policy = welcome.policy
+    w.max_faults = welcome.max_faults
+    w.verdicts = pb.VerdictMode.ValueType(int(mode))
+    return message
+
+
+def events_to_pb(cache: EventCache, events: Sequence[tuple[int, Event]]) -> list[pb.Event]:
+    """A spectator's batch of public events, through the match's cache."""
+    return cache.many(events)
+
+
+class EventCaches:
+    """The per-match :class:`EventCache` of a server, shared by its ``Play`` and
+    ``Watch`` streams; a match's cache goes when its last stream does."""
+
+    def __init__(self) -> None:
+        self._caches: weakref.WeakValueDictionary[str, EventCache] = weakref.WeakValueDictionary()
+
+    def of(self, match_id: str) -> EventCache:
+        cache = self._caches.get(match_id)
+        if cache is None:
+            cache = self._caches[match_id] = EventCache()
+        return cache
+
+
+def candidate_of(action: pb.Action) -> Candidate:
+    """A ``Check`` call's action in the referee's terms."""
+    try:
+        cards: Action | None = convert.cards_from_pb(action.cards)
+        problem = ""
+    except ProtocolError as exc:
+        cards, problem = None, str(exc)
+    return Candidate(action.seq, cards, problem, len(action.cards))
+
+
+def check_verdict_to_pb(verdict: CheckVerdict) -> pb.Verdict:
+    fault = convert.FAULT_TO_PB[verdict.fault] if verdict.fault else pb.FAULT_NONE
+    return pb.Verdict(
+        seq=verdict.seq,
+        accepted=verdict.accepted,
+        fault=fault,
+        reason=verdict.reason,
+        played=convert.cards_to_pb(verdict.played),
+    )

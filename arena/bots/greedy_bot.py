@@ -83,7 +83,7 @@ class GreedyBot:
         winner = trick_winner(current.leader, plays, order).winner
         partner_winning = Seat(winner).team == Seat(me).team
         position = request.position
-        options = sorted({c for c in hand if check_play(position, (c,))}, key=cheapness(order))
+        options = sorted((c for c in set(hand) if check_play(position, (c,))), key=cheapness(order))
         if partner_winning and len(plays) == 3:
             scorers = [c for c in options if c.points]
             return [max(scorers, key=lambda c: c.points)] if scorers else low

@@ -69,7 +69,7 @@ def serve(records: Path, *flags: str, timeout: float = 60) -> Iterator[Served]:
     with open(err, "wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "arena.cli.main", "serve", "--listen", "127.0.0.1:0",
-             "--records", str(records), "--open", *flags],
+             "--records", str(records), "--open", "--workers", "1", *flags],
             stdout=subprocess.DEVNULL, stderr=out, cwd=ROOT,
         )  # fmt: skip
     served = Served(process, "", records, err)

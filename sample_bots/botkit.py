@@ -218,12 +218,17 @@ def run(
         return 2
     table = Table()
     lost_at: float | None = None
+    where, moves = server, 0
     while True:
-        outcome = _session(decide, name, server, token, version, table)
+        outcome = _session(decide, name, where, token, version, table)
         if outcome == "ended":
             return 0
         if outcome == "refused":
             return 1
+        if outcome.startswith(MOVED) and moves < 3:  # arena serve --workers: the seat's worker
+            where, moves = outcome[len(MOVED) :], moves + 1
+            continue
+        where, moves = server, 0  # lost: ask the address we were given again
         lost_at = lost_at or time.monotonic()
         if time.monotonic() - lost_at > reconnect_for:
             print(f"{name}: gave up reconnecting after {reconnect_for:.0f}s", file=sys.stderr)
@@ -231,8 +236,15 @@ def run(
         time.sleep(0.5)
 
 
+# ``arena serve --workers``: a seat token sent to the front is refused with
+# FAILED_PRECONDITION and this trailing metadata, naming the worker that hosts the seat.
+SEAT_ADDRESS = "arena-seat-address"
+MOVED = "moved:"
+
+
 def _session(decide: Decide, name: str, server: str, token: str, version: str, table: Table) -> str:
-    """One stream: "ended" (MatchEnd), "lost" (connection gone) or "refused" (rejected)."""
+    """One stream: "ended" (MatchEnd), "lost" (connection gone), "refused" (rejected) or
+    "moved:HOST:PORT" (the seat plays at that address: docs/workers.md)."""
     outbox: queue.Queue[pb.BotMessage | None] = queue.Queue()
 
     def messages() -> Iterator[pb.BotMessage]:
@@ -277,6 +289,9 @@ def _session(decide: Decide, name: str, server: str, token: str, version: str, t
                     return "ended"
         except grpc.RpcError as exc:
             code = exc.code()
+            for key, value in exc.trailing_metadata() or ():  # type: ignore[attr-defined]
+                if key == SEAT_ADDRESS and code == grpc.StatusCode.FAILED_PRECONDITION:
+                    return MOVED + str(value)  # this seat plays at another address
             print(f"{name}: {code.name}: {exc.details()}", file=sys.stderr)
             if code == grpc.StatusCode.ALREADY_EXISTS and table.seat >= 0:
                 return "lost"  # back too soon: the referee has not yet seen the old stream go

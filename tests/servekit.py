@@ -1,7 +1,10 @@
-"""A real ``arena serve`` for the access and TLS tests, and certificates made in the test.
+"""A real ``arena serve`` for the access, TLS and crash tests, and certificates made in the test.
 
 :func:`start_serve` runs the command a user would (its own process, a free loopback
-port) and waits until it listens; :func:`make_certificates` makes a throw-away CA, a
+port) and waits until it listens; :func:`kill_9` kills it mid-match and :func:`restart`
+starts it again on the same port, with :func:`create_match`, :func:`reconnecting_bots`,
+:func:`wait_for_answers` and :func:`finish_after_restart` around it (test_resume.py,
+test_faults_end_to_end.py); :func:`make_certificates` makes a throw-away CA, a
 server certificate for 127.0.0.1/localhost and a client certificate with the ``openssl``
 command line (never a committed key; the test skips naming the package without it).
 """
@@ -9,14 +12,21 @@ command line (never a committed key; the test skips naming the package without i
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import grpc
 import pytest
+
+from arena.records import Record, read_record, verify
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,6 +70,8 @@ def start_serve(folder: Path, *options: str, port: int = 0) -> Serve:
     token_file = folder / "organiser.token"
     argv = [sys.executable, "-m", "arena.cli.main", "serve", "--listen", f"127.0.0.1:{port}",
             "--records", str(folder / "records"), *options]  # fmt: skip
+    if "--workers" not in options:  # one process, as before --workers (test_workers.py)
+        argv += ["--workers", "1"]
     if "--open" not in options:
         argv += ["--organiser-token-file", str(token_file)]
     log = folder / "serve.log"
@@ -75,6 +87,82 @@ def start_serve(folder: Path, *options: str, port: int = 0) -> Serve:
         time.sleep(0.1)
     process.kill()
     raise AssertionError(f"arena serve did not start:\n{log.read_text()}")
+
+
+# -- kill -9 mid-match, restart, finish ----------------------------------------------------
+
+
+def create_match(serve: Serve, seed: int, deals: int, names: list[str]) -> pb.CreateMatchResponse:
+    """A match on an ``--open`` server, with a long grace (the bots wait out a restart)."""
+    with grpc.insecure_channel(serve.target) as channel:
+        return pb_grpc.MatchesStub(channel).Create(
+            pb.CreateMatchRequest(seed=seed, deals=deals, seat_names=names,
+                                  time_control=pb.TimeControl(grace_ms=30_000)),
+            timeout=10,
+        )  # fmt: skip
+
+
+def reconnecting_bots(
+    serve: Serve, scripts: list[Path], tokens: list[str], folder: Path
+) -> list[subprocess.Popen[bytes]]:
+    """One bot process per seat that reconnects for 60 s; stderr in ``folder/botN.log``."""
+    env = {**os.environ, "ARENA_SERVER": serve.target}
+    bots = []
+    for seat, (script, token) in enumerate(zip(scripts, tokens, strict=True)):
+        argv = [sys.executable, str(script), "--reconnect", "60", "--token", token,
+                "--seed", str(seat)]  # fmt: skip
+        log = (folder / f"bot{seat}.log").open("wb")
+        bots.append(subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=log))
+    return bots
+
+
+def wait_for_answers(path: Path, count: int, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_bytes().count(b'"type":"answer"') >= count:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the match did not reach {count} answers")
+
+
+def kill_9(serve: Serve) -> None:
+    """SIGKILL: no shutdown, so the record is cut off with no footer."""
+    serve.process.send_signal(signal.SIGKILL)
+    serve.process.wait()
+
+
+def restart(serve: Serve, folder: Path, *options: str) -> Serve:
+    """The same command on the same port, as a supervisor would after a crash."""
+    return start_serve(folder, *options, port=int(serve.target.rsplit(":", 1)[1]))
+
+
+def finish_after_restart(
+    serve: Serve, bots: list[subprocess.Popen[bytes]], record: Path, folder: Path,
+    timeout: float = 90,
+) -> Record:  # fmt: skip
+    """Every bot ends well, the record gets its footer and verifies, and the server
+    said it restored the match; the finished record."""
+    for seat, bot in enumerate(bots):
+        code = bot.wait(timeout=timeout)
+        assert code == 0, (folder / f"bot{seat}.log").read_text() + serve.log.read_text()[-2000:]
+    deadline = time.monotonic() + 10
+    while not read_record(record).complete and time.monotonic() < deadline:
+        time.sleep(0.1)
+    after = read_record(record)
+    assert after.complete, serve.log.read_text()[-3000:]
+    result = verify(after)
+    assert result.ok, str(result)
+    assert "match_restored" in serve.log.read_text()
+    return after
+
+
+def stop_all(serve: Serve, bots: list[subprocess.Popen[bytes]]) -> None:
+    for bot in bots:
+        if bot.poll() is None:
+            bot.kill()
+            bot.wait()
+    serve.process.kill()
+    serve.process.wait()
 
 
 def bearer(token: str) -> tuple[tuple[str, str], ...]:

@@ -189,7 +189,8 @@ def test_the_standalone_seat_joins_a_match_an_organiser_created(tmp_path: Path) 
         s.bind(("127.0.0.1", 0))
         target = f"127.0.0.1:{s.getsockname()[1]}"
     serve = subprocess.Popen(
-        [*ARENA, "serve", "--listen", target, "--records", str(tmp_path), "--open"],
+        [*ARENA, "serve", "--listen", target, "--records", str(tmp_path), "--open",
+         "--workers", "1"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=ROOT,

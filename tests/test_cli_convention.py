@@ -6,6 +6,7 @@ columns are and cut nothing off, and ``serve`` keeps an explicit log level."""
 
 from __future__ import annotations
 
+import argparse
 import enum
 import json
 import os
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.cli.main import COMMANDS
+from arena.cli.main import build_parser
 from arena.rules import RuleSet
 from arena.rules.ruleset import VARIANT_KEYS
 
@@ -82,6 +83,10 @@ USAGE_ERRORS = [
     (["tournament", "--bot", "a=builtin:greedy", "--bot", "b=builtin:nobody"], "'nobody'"),
     (["selfplay", "--bots", "random,greedy"], "--bots 'random,greedy': give four of"),
     (["selfplay", "--rules", "decks=5"], "rule 'decks' does not take 5: one of 2, 1, 3"),
+    (  # checked before any connection: the same --rules block as every other command
+        ["matches", "create", "--server", "127.0.0.1:1", "--rules", "decks=5"],
+        "--rules: rule 'decks' does not take 5: one of 2, 1, 3",
+    ),
     (["replay", "README.md", "--verify"], "README.md is not a match record"),
     (["show", "README.md"], "README.md is not a match record"),
     (["nonsense"], "invalid choice: 'nonsense'"),
@@ -157,7 +162,8 @@ def test_an_unreadable_record_is_one_line(tmp_path: Path) -> None:
 def _serve_logs(*args: str) -> str:
     """The stderr of ``arena serve`` on a free port, stopped once it serves."""
     process = subprocess.Popen(
-        [*ARENA, "serve", "--listen", "127.0.0.1:0", "--log-json", "--open", *args],
+        [*ARENA, "serve", "--listen", "127.0.0.1:0", "--log-json", "--open", "--workers", "1",
+         *args],
         cwd=ROOT,
         stderr=subprocess.PIPE,
         text=True,
@@ -181,13 +187,19 @@ def test_serve_keeps_an_explicit_log_level(tmp_path: Path) -> None:
     assert "server_started" not in _serve_logs(*records, "--log-level", "warning")
 
 
+def command_names() -> list[str]:
+    """Every subcommand's name, as typed (``check-bot``), from the parser itself."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return list(sub.choices)
+
+
 def test_every_command_has_help_and_the_rule_variants_where_it_takes_rules() -> None:
     """``--debug`` everywhere; with ``--rules``, every key and every value an enum variant
     takes, and its default, all from the RuleSet itself."""
     groups = {"matches": "create", "bots": "add", "events": "create"}  # command groups
     commands = [
-        ["judge"],
-        *([c] for c in COMMANDS if c not in groups),
+        *([c] for c in command_names() if c not in groups),
         *([group, verb] for group, verb in groups.items()),
     ]
     defaults = RuleSet().to_mapping()

@@ -1,26 +1,29 @@
 """Competitions end to end: registered bots in the lobby of a real ``arena serve``, an
 event scheduled from the database, standings, and a SIGKILL of the server mid-event.
 
-Bots are real processes (the sample bots through ``botkit --bot-key`` and a hostile one
-that plays illegal cards); the server is the real command; the database is the SQLite
-file the commands share. PostgreSQL is not supported yet (docs/competition.md).
+Bots are real processes (the sample bots through ``botkit --bot-key``, the Node one
+where node is installed, and two hostile ones); the server is the real command; the
+database is the SQLite file the commands share, or a real PostgreSQL cluster started
+for the module (tests/pgkit.py; skipped, naming the package, where it is missing).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
-from servekit import ROOT, Serve, bearer, start_serve
+from competitionkit import NODE, arena, fetch, join, refused, register, start_bot, wait_for
+from pgkit import new_database, postgres_cluster
+from servekit import ROOT, Serve, bearer, free_port, start_serve
 
 from arena.competition.store import open_store
 from arena.records import read_record, verify
@@ -30,42 +33,32 @@ from arena.v1 import arena_pb2_grpc as pb_grpc
 pytestmark = pytest.mark.slow
 
 
-def arena(folder: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "arena.cli.main", *argv, "--records", str(folder / "records")],
-        capture_output=True, text=True, cwd=ROOT, timeout=60,
-    )  # fmt: skip
+@pytest.fixture(scope="module")
+def pg_socket() -> Iterator[str]:
+    with postgres_cluster() as folder:
+        yield folder
 
 
-def register(folder: Path, name: str) -> str:
-    done = arena(folder, "bots", "add", name, "--owner", f"{name}'s author")
-    assert done.returncode == 0, done.stderr
-    return done.stdout.rsplit(" ", 1)[-1].strip()
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The event's database: ``--database`` for every command and the server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "records" / "competition.sqlite3")
+    return new_database(request.getfixturevalue("pg_socket"))
 
 
-def start_bot(server: str, script: str, key: str, name: str, log: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'sample_bots'}:{ROOT}"}
-    runner = [NODE] if script.endswith(".js") and NODE else [sys.executable]
-    argv = [*runner, str(ROOT / script), "--server", server, "--bot-key", key,
-            "--name", name, "--parallel", "2", "--reconnect", "60"]  # fmt: skip
-    with log.open("ab") as out:
-        return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+def test_bot_keys_wrong_disabled_rotated_and_two_seats(tmp_path: Path, database: str) -> None:
+    """The organiser registers a bot on the database, then manages it over gRPC
+    (``--server``); the lobby refuses a wrong, disabled, rotated or doubled key."""
+    key = register(tmp_path, "solo", database)
+    serve = start_serve(tmp_path, "--database", database)
+    remote = ("--server", serve.target, "--organiser-token-file", str(serve.token_file))
 
+    def organiser(*argv: str) -> subprocess.CompletedProcess[str]:
+        return arena(tmp_path, *argv, *remote)
 
-def join(server: str, key: str) -> Iterator[pb.LobbyMessage]:
-    channel = grpc.insecure_channel(server)
-    return iter(pb_grpc.LobbyStub(channel).Join(pb.LobbyJoin(bot_key=key, protocol=1)))
-
-
-def refused(server: str, key: str) -> grpc.StatusCode:
-    with pytest.raises(grpc.RpcError) as caught:
-        next(join(server, key))
-    return caught.value.code()  # type: ignore[no-any-return]
-
-
-def test_bot_keys_wrong_disabled_rotated_and_two_seats(tmp_path: Path) -> None:
-    key = register(tmp_path, "solo")
-    serve = start_serve(tmp_path)
+    stub = pb_grpc.CompetitionStub(grpc.insecure_channel(serve.target))
+    md = bearer(serve.token)
     try:
         assert refused(serve.target, "bk-not-a-key") == grpc.StatusCode.UNAUTHENTICATED
         assert refused(serve.target, "") == grpc.StatusCode.UNAUTHENTICATED
@@ -75,61 +68,68 @@ def test_bot_keys_wrong_disabled_rotated_and_two_seats(tmp_path: Path) -> None:
         # the same key again while the first is in the lobby
         assert refused(serve.target, key) == grpc.StatusCode.ALREADY_EXISTS
         stream.cancel()  # type: ignore[attr-defined]
-        assert arena(tmp_path, "bots", "disable", "solo").returncode == 0
+        assert organiser("bots", "disable", "solo").returncode == 0
         assert refused(serve.target, key) == grpc.StatusCode.PERMISSION_DENIED
-        assert arena(tmp_path, "bots", "enable", "solo").returncode == 0
-        rotated = arena(tmp_path, "bots", "rotate", "solo")
+        assert not stub.SetBotDisabled(pb.SetBotDisabledRequest(name="solo"), metadata=md).disabled
+        rotated = organiser("bots", "rotate", "solo")
         new_key = rotated.stdout.rsplit(" ", 1)[-1].strip()
         assert refused(serve.target, key) == grpc.StatusCode.UNAUTHENTICATED
         assert next(join(serve.target, new_key)).welcome.bot == "solo"
+        added = organiser("bots", "add", "b", "--owner", "me")
+        assert added.returncode == 0 and "bk-" in added.stdout, added.stderr
+        for name in ("c", "d"):  # the RPC itself (the CLI's remote path is the line above)
+            reply = stub.AddBot(pb.AddBotRequest(name=name, owner="me"), metadata=md)
+            assert reply.bot == name and reply.bot_key.startswith("bk-")
+        listed = json.loads(organiser("bots", "list", "--json").stdout)
+        assert [b["name"] for b in listed] == ["b", "c", "d", "solo"]
+        assert listed[3]["key_rotated"] and "key" not in json.dumps(listed).replace("key_", "")
+        missing = organiser("bots", "disable", "nobody")
+        assert missing.returncode == 2 and "NOT_FOUND: no bot named 'nobody'" in missing.stderr
+        # one bot cannot take two seats of a match unless the event is a self-play event
+        twice = organiser("events", "create", "e1", "--bots", "solo,solo,b,c")
+        assert twice.returncode == 2 and "two seats" in twice.stderr
+        ok = organiser("events", "create", "e2", "--bots", "solo,solo,b,c,d", "--self-play")
+        assert ok.returncode == 0 and "matches scheduled" in ok.stdout, ok.stderr
+        listed_events = stub.ListEvents(pb.ListEventsRequest(), metadata=md).events
+        assert [(e.name, e.matches) for e in listed_events] == [("e2", 30)]
+        # organiser only: a bot key, a seat-less anonymous caller, a wrong token
+        for metadata, code in (((), grpc.StatusCode.UNAUTHENTICATED),
+                               (bearer(new_key), grpc.StatusCode.UNAUTHENTICATED)):  # fmt: skip
+            with pytest.raises(grpc.RpcError) as caught:
+                stub.AddBot(pb.AddBotRequest(name="x", owner="y"), metadata=metadata)
+            assert caught.value.code() == code
     finally:
         log = serve.stop()
     assert key not in log and new_key not in log  # keys never logged
-    # one bot cannot take two seats of a match unless the event is a self-play event
-    db = open_store(tmp_path / "records" / "competition.sqlite3")
-    for name in ("b", "c", "d"):  # the CLI's own path is tested above; this is quicker
-        db.add_bot(name, "me")
-    twice = arena(tmp_path, "events", "create", "e1", "--bots", "solo,solo,b,c")
-    assert twice.returncode == 2 and "two seats" in twice.stderr
-    ok = arena(tmp_path, "events", "create", "e2", "--bots", "solo,solo,b,c,d", "--self-play")
-    assert ok.returncode == 0, ok.stderr
+    db = open_store(database)
     assert any(m.seats.count("solo") == 2 for m in db.matches("e2"))
-    assert "key" not in json.dumps([b.__dict__ for b in db.bots()])  # only its hash
+    assert "x" not in {b.name for b in db.bots()}
     db.close()
 
 
-# The Node sample bot joins through the lobby too where node and its npm packages are
-# installed (`make setup`); elsewhere a second Python bot takes its place.
-NODE = (
-    shutil.which("node")
-    if (ROOT / "sample_bots" / "node" / "node_modules" / "@grpc" / "grpc-js").is_dir()
-    else None
-)
 BOTS = {
     "rand": "sample_bots/random_bot.py",
     "greedy": "sample_bots/greedy_bot.py",
-    "rand2": "sample_bots/node/bot.js" if NODE else "sample_bots/random_bot.py",
+    "node": "sample_bots/node/bot.js" if NODE else "sample_bots/random_bot.py",
+    "rand2": "sample_bots/random_bot.py",
     "hostile": "tests/hostile/lobby_illegal.py",
+    "slow": "tests/hostile/lobby_slow.py",
 }
 
 
-def wait_for(check: object, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():  # type: ignore[operator]
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def test_event_through_the_lobby_survives_sigkill(tmp_path: Path) -> None:
-    db = open_store(tmp_path / "records" / "competition.sqlite3")
+def test_six_bots_event_survives_sigkill(tmp_path: Path, database: str) -> None:
+    """Six registered bots (two hostile) in a ladder of 8 matches through the lobby; the
+    server is SIGKILLed mid-event and restarted; every match is played once, every
+    record verifies; the standings are read from the CLI and the HTTP side alike."""
+    db = open_store(database)
     keys = {name: db.add_bot(name, f"{name}'s author") for name in BOTS}  # as `arena bots add`
     created = arena(tmp_path, "events", "create", "cup", "--bots", ",".join(BOTS),
-                    "--deals", "2", "--decision-ms", "300", "--connect-timeout", "20",
-                    "--max-faults", "1000")  # fmt: skip
+                    "--format", "ladder", "--matches", "8", "--deals", "1",
+                    "--decision-ms", "300", "--connect-timeout", "20", "--max-faults", "1000",
+                    database=database)  # fmt: skip
     assert created.returncode == 0, created.stderr
-    serve: Serve = start_serve(tmp_path)
+    http = f"127.0.0.1:{free_port()}"
+    serve: Serve = start_serve(tmp_path, "--database", database, "--http", http)
     bots: list[subprocess.Popen[bytes]] = []
     try:
         # three bots in the lobby: nothing can start, and nobody is faulted for it
@@ -137,26 +137,32 @@ def test_event_through_the_lobby_survives_sigkill(tmp_path: Path) -> None:
             log = tmp_path / f"{name}.log"
             bots.append(start_bot(serve.target, BOTS[name], keys[name], name, log))
 
-        for name in ("rand", "greedy", "rand2"):
+        for name in ("rand", "greedy", "node"):
             launch(name)
         time.sleep(2)
-        assert all(m.state == "pending" for m in db.matches("cup"))
-        launch("hostile")
+        assert db.matches("cup") == []
+        for name in ("rand2", "hostile", "slow"):
+            launch(name)
 
         def midway() -> bool:
             states = [m.state for m in db.matches("cup")]
             return states.count("finished") >= 1 and "running" in states
 
-        wait_for(midway, 90, "a finished match and a running one")
+        wait_for(midway, 120, "a finished match and a running one")
         serve.process.send_signal(signal.SIGKILL)
         serve.process.wait()
         port = int(serve.target.rsplit(":", 1)[1])
-        serve = start_serve(tmp_path, port=port)  # the bots come back by themselves
+        serve = start_serve(tmp_path, "--database", database, "--http", http, port=port)
 
         def over() -> bool:
             return db.event("cup").state == "finished"
 
-        wait_for(over, 180, "the event to finish")
+        wait_for(over, 240, "the event to finish")
+        page = fetch(f"http://{http}/events/cup", serve.token)
+        exported = json.loads(fetch(f"http://{http}/api/events/cup/standings", serve.token))
+        with pytest.raises(urllib.error.HTTPError) as anonymous:
+            fetch(f"http://{http}/api/events/cup/standings", "")
+        assert anonymous.value.code == 401
     finally:
         for bot in bots:
             bot.kill()
@@ -167,35 +173,33 @@ def test_event_through_the_lobby_survives_sigkill(tmp_path: Path) -> None:
     recovered = ("event_match_resumed", "event_match_found_finished", "event_match_requeued")
     assert any(word in log for word in recovered), log
     matches = db.matches("cup")
-    assert [m.state for m in matches] == ["finished"] * 6
-    assert len({m.match_id for m in matches}) == 6
+    assert [m.state for m in matches] == ["finished"] * 8
+    assert len({m.match_id for m in matches}) == 8
     # every record verifies, and each event match was played to the end exactly once
-    played, diverging = {}, {}
+    played = {}
     for path in sorted((tmp_path / "records").glob("*.jsonl")):
         record = read_record(path)
         assert record.complete, path
-        if not (verdict := verify(record)).ok:
-            diverging[record.header.match_id] = str(verdict)  # type: ignore[union-attr]
+        assert (verdict := verify(record)).ok, (path, str(verdict))
         played[record.header.match_id] = record.header.seed  # type: ignore[union-attr]
     assert played == {m.match_id: m.seed for m in matches}
-    data = json.loads(arena(tmp_path, "events", "standings", "cup", "--json").stdout)
+    for m in matches[:2]:  # and by the command a user runs
+        done = subprocess.run([sys.executable, "-m", "arena.cli.main", "replay", str(m.record),
+                               "--verify"], capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads(arena(tmp_path, "events", "standings", "cup", "--json",
+                            database=database).stdout)  # fmt: skip
     rows = {r["bot"]: r for r in data["bots"]}
-    assert data["finished"] == 6 and data["left"] == 0
-    assert all(r["played"] == 6 and r["won"] + r["lost"] + r["drawn"] == 6 for r in rows.values())
-    assert rows["hostile"]["faults"] > 0 and rows["rand"]["faults"] == 0
-    assert rows["greedy"]["mean_latency_ms"] is not None
-    assert len(data["partnerships"]) == 6
-    text = arena(tmp_path, "events", "standings", "cup").stdout
-    assert "6 of 6 matches finished" in text
-    if diverging:
-        # Known defect of the referee core (issue 10, not this layer): a match resumed from
-        # its record ends with a footer that leaves out the faults charged before the
-        # crash, so verification counts one fault more in the answers than in the footer.
-        resumed = {m for m in diverging if f"resuming match {m}" in log}
-        known = all("the footer lists" in v and "faults, the answers hold" in v
-                    for v in diverging.values())  # fmt: skip
-        assert resumed == set(diverging) and known, diverging
-        pytest.xfail(f"resumed record's footer misses pre-crash faults (issue 10): {diverging}")
+    assert data["finished"] == 8 and data["left"] == 0 and set(rows) == set(BOTS)
+    assert sum(r["played"] for r in rows.values()) == 32
+    assert all(r["won"] + r["lost"] + r["drawn"] == r["played"] for r in rows.values())
+    assert rows["hostile"]["faults"] > 0 and rows["greedy"]["faults"] == 0
+    assert rows["slow"]["mean_latency_ms"] > rows["greedy"]["mean_latency_ms"]
+    assert {k: v for k, v in exported.items() if k not in ("event", "format", "state")} == data
+    assert exported["state"] == "finished" and exported["format"] == "ladder"
+    for row in data["bots"]:
+        assert f"{row['mu']:.2f} ± {row['sigma']:.2f}" in page
+    assert "By partnership" in page and matches[0].match_id in page
     db.close()
 
 

@@ -1,16 +1,37 @@
-"""The competition's pure parts and its database: schedules, standings, keys, versions."""
+"""The competition's pure parts and its database: schedules, standings, keys, versions.
+
+The database tests run on SQLite and on a real PostgreSQL cluster started for this
+module (tests/pgkit.py; skipped, naming the package, where PostgreSQL is missing).
+"""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pgkit import new_database, postgres_cluster
 
+from arena.competition.database import HEAD, MIGRATIONS, database_url, shown
 from arena.competition.schedule import check_seating, ladder_table, round_robin, swiss_round
 from arena.competition.standings import render, standings
-from arena.competition.store import FINISHED, database_path, key_hash, open_store
+from arena.competition.store import FINISHED, key_hash, open_store
 from arena.errors import ArenaError
+
+
+@pytest.fixture(scope="module")
+def pg_socket() -> Iterator[str]:
+    with postgres_cluster() as folder:
+        yield folder
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh competition database of each kind (its --database value)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "c.sqlite3")
+    return new_database(request.getfixturevalue("pg_socket"))
 
 
 def test_round_robin_meets_every_two_disjoint_partnerships() -> None:
@@ -50,16 +71,98 @@ def test_keys_are_hashed_rotated_and_versions_checked(tmp_path: Path) -> None:
     assert store.bot_by_key(new).disabled  # type: ignore[union-attr]
     assert not store.enabled("alpha")
     store.close()
+    assert open_store(path).bot_by_key(new) is not None  # opened again: nothing migrates
     raw = sqlite3.connect(path)
-    raw.execute("UPDATE schema_version SET version = 99")
+    raw.execute("UPDATE alembic_version SET version_num = 'f00d'")
     raw.commit()
     raw.close()
-    with pytest.raises(ArenaError, match="schema version 99"):
+    with pytest.raises(ArenaError, match="revision f00d, which this arena does not know"):
         open_store(path)
     assert key_hash("k") != "k"
-    with pytest.raises(ArenaError, match="PostgreSQL"):
-        database_path("postgresql://localhost/arena")
-    assert database_path(None, "recs") == Path("recs/competition.sqlite3")
+    url = database_url("postgresql://u:secret@db.example/arena")
+    assert url == "postgresql+psycopg://u:secret@db.example/arena"
+    assert "secret" not in shown(url)
+    assert database_url(None, "recs") == "sqlite:///recs/competition.sqlite3"
+
+
+def test_head_is_the_newest_migration() -> None:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    assert ScriptDirectory.from_config(config).get_current_head() == HEAD
+
+
+def test_a_database_of_the_first_schema_is_stamped_not_rebuilt(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    raw = sqlite3.connect(path)
+    raw.executescript(
+        "CREATE TABLE schema_version (version INTEGER NOT NULL);"
+        "INSERT INTO schema_version VALUES (1);"
+        "CREATE TABLE bots (name TEXT PRIMARY KEY, owner TEXT NOT NULL, key_sha256 TEXT NOT "
+        "NULL UNIQUE, disabled INTEGER NOT NULL DEFAULT 0, created TEXT NOT NULL, rotated TEXT);"
+        "CREATE TABLE events (name TEXT PRIMARY KEY, format TEXT NOT NULL, settings TEXT NOT "
+        "NULL, state TEXT NOT NULL, created TEXT NOT NULL);"
+        "CREATE TABLE event_matches (event TEXT NOT NULL REFERENCES events(name), idx INTEGER "
+        "NOT NULL, seats TEXT NOT NULL, seed INTEGER NOT NULL, state TEXT NOT NULL, match_id "
+        "TEXT, record TEXT, result TEXT, finished TEXT, PRIMARY KEY (event, idx));"
+        f"INSERT INTO bots VALUES ('old', 'me', '{key_hash('bk-old')}', 0, 'then', NULL);"
+    )
+    raw.close()
+    store = open_store(path)
+    assert [b.name for b in store.bots()] == ["old"] and store.bot_by_key("bk-old") is not None
+    store.close()
+    raw = sqlite3.connect(path)
+    raw.execute("UPDATE schema_version SET version = 2")
+    raw.execute("DROP TABLE alembic_version")
+    raw.commit()
+    raw.close()
+    with pytest.raises(ArenaError, match="schema version 2"):
+        open_store(path)
+
+
+def test_an_unreachable_postgresql_is_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ArenaError, match="cannot open the competition database") as caught:
+        open_store(f"postgresql://arena:pw@/nope?host={tmp_path}")
+    assert "pw" not in str(caught.value)
+
+
+def test_the_store_on_both_databases(database: str) -> None:
+    """Keys, events, a Swiss round and a 64-bit seed: the same answers on each kind."""
+    store = open_store(database)
+    key = store.add_bot("alpha", "me")
+    with pytest.raises(ArenaError, match="already registered"):
+        store.add_bot("alpha", "you")
+    for name in "bcd":
+        store.add_bot(name, "me")
+    assert store.bot_by_key(key).name == "alpha"  # type: ignore[union-attr]
+    new = store.rotate_key("alpha")
+    assert store.bot_by_key(key) is None and store.bot_by_key(new) is not None
+    store.set_disabled("b", True)
+    assert store.enabled_bots() == {"alpha", "c", "d"}
+    settings = {"format": "swiss", "round": 1, "rounds": 2}
+    first = [(("alpha", "b", "c", "d"), 2**63 - 1)]
+    store.create_event("sw", "swiss", settings, first)
+    with pytest.raises(ArenaError, match="already exists"):
+        store.create_event("sw", "swiss", settings, first)
+    assert store.matches("sw")[0].seed == 2**63 - 1
+    store.mark_running("sw", 0, "m-1")
+    assert [m.match_id for m in store.matches("sw", "running")] == ["m-1"]
+    store.mark_finished("sw", 0, FINISHED, "r", {"winner": 0, "order": 1})
+    assert store.event("sw").state == "running"
+    store.add_round("sw", 2, [(("d", "c", "b", "alpha"), 5)])
+    store.add_round("sw", 2, [(("d", "c", "b", "alpha"), 5)])  # idempotent
+    store.mark_finished("sw", 1, FINISHED, "r", {"winner": 1, "order": 2})
+    assert store.event("sw").state == FINISHED
+    assert standings(store.matches("sw"))["finished"] == 2
+    store.create_event("ladder", "ladder", {"format": "ladder", "matches": 0}, [])
+    store.add_matches("ladder", [(("alpha", "b", "c", "d"), 1), (("d", "alpha", "b", "c"), 1)])
+    store.mark_finished("ladder", 0, FINISHED, "r", {"winner": 0})
+    store.finish_event("ladder")  # a continuous ladder ends only when told
+    assert [m.index for m in store.matches("ladder")] == [0]  # the unplayed one dropped
+    assert sorted(e.name for e in store.events(FINISHED)) == ["ladder", "sw"]
+    store.close()
 
 
 def test_an_event_ends_with_its_last_match_and_is_rated(tmp_path: Path) -> None:

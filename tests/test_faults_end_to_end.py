@@ -9,20 +9,24 @@ and an unbroken match clock, its record verifying.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import grpc
 import pytest
-from test_resume import free_port, start_server, wait_for_answers
+from servekit import (
+    create_match,
+    finish_after_restart,
+    kill_9,
+    reconnecting_bots,
+    restart,
+    start_serve,
+    stop_all,
+    wait_for_answers,
+)
 
 from arena.records import read_record, verify
-from arena.v1 import arena_pb2 as pb
-from arena.v1 import arena_pb2_grpc as pb_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -84,54 +88,29 @@ def test_hostile_bots_in_arena_match_leave_records_that_verify(tmp_path: Path) -
 
 
 def test_a_killed_server_resumes_a_match_with_charged_faults(tmp_path: Path) -> None:
-    port = free_port()
-    records = tmp_path / "records"
-    log = tmp_path / "server.log"
-    server = start_server(port, records, log)
-    bots: list[subprocess.Popen[bytes]] = []
+    options = ("--log-json", "--open", "--workers", "1")
+    server = start_serve(tmp_path, *options)
+    bots = []
     try:
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            created = pb_grpc.MatchesStub(channel).Create(
-                pb.CreateMatchRequest(seed=5, deals=2, seat_names=["c0", "g1", "r2", "g3"],
-                                      time_control=pb.TimeControl(grace_ms=30_000)),
-                timeout=10,
-            )  # fmt: skip
-        env = {**os.environ, "ARENA_SERVER": f"127.0.0.1:{port}"}
+        created = create_match(server, seed=5, deals=2, names=["c0", "g1", "r2", "g3"])
         scripts = [ROOT / "tests" / "hostile" / "clumsy.py"] + [
             ROOT / "sample_bots" / f"{s}.py" for s in ("greedy_bot", "random_bot", "greedy_bot")
         ]
-        for seat, script in enumerate(scripts):
-            bots.append(subprocess.Popen(
-                [PY, str(script), "--reconnect", "60", "--token", created.seat_tokens[seat],
-                 "--seed", str(seat)],
-                env=env, stdout=subprocess.DEVNULL,
-                stderr=(tmp_path / f"bot{seat}.log").open("wb"),
-            ))  # fmt: skip
-        record_path = records / f"{created.match_id}.jsonl"
+        bots = reconnecting_bots(server, scripts, list(created.seat_tokens), tmp_path)
+        record_path = server.records / f"{created.match_id}.jsonl"
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:  # kill it once a fault has been charged
             wait_for_answers(record_path, 60)
             if record_path.read_bytes().count(b'"type":"penalty"') >= 2:
                 break
             time.sleep(0.05)
-        server.send_signal(signal.SIGKILL)
-        server.wait()
+        kill_9(server)
         before = read_record(record_path)
         assert not before.complete
         charged = [a for a in before.answers() if a.fault]
         assert charged, "no fault had been charged before the kill"
-        server = start_server(port, records, log)
-        for seat, bot in enumerate(bots):
-            code = bot.wait(timeout=120)
-            assert code == 0, (tmp_path / f"bot{seat}.log").read_text() + log.read_text()[-2000:]
-        deadline = time.monotonic() + 10
-        while not read_record(record_path).complete and time.monotonic() < deadline:
-            time.sleep(0.1)
-        after = read_record(record_path)
-        assert after.complete, log.read_text()[-3000:]
-        result = verify(after)
-        assert result.ok, str(result)
-        assert "match_restored" in log.read_text()
+        server = restart(server, tmp_path, *options)
+        after = finish_after_restart(server, bots, record_path, tmp_path, timeout=120)
         assert after.footer is not None
         footer = [(f["seq"], f["kind"], f["reason"]) for f in after.footer.faults]
         kept = [(a.seq, a.fault_kind, a.fault_reason) for a in charged]
@@ -141,8 +120,4 @@ def test_a_killed_server_resumes_a_match_with_charged_faults(tmp_path: Path) -> 
         times = [a.requested_at_ms for a in after.answers()]
         assert times == sorted(times)  # the match clock carried on, never back to 0
     finally:
-        for bot in bots:
-            if bot.poll() is None:
-                bot.kill()
-        server.kill()
-        server.wait()
+        stop_all(server, bots)

@@ -36,7 +36,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         port = s.getsockname()[1]
     process = subprocess.Popen(
         [sys.executable, "-m", "arena.cli.main", "serve", "--listen", f"127.0.0.1:{port}",
-         "--records", str(records), "--organiser-token-file", str(token_file)],
+         "--records", str(records), "--organiser-token-file", str(token_file), "--workers", "1"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
     )  # fmt: skip
     target = f"127.0.0.1:{port}"

@@ -6,8 +6,10 @@ bot joins the server's lobby with it (``botkit --bot-key``) and is seated in the
 events' matches. ``disable`` keeps a bot out of the lobby and out of new matches;
 ``rotate`` replaces a leaked key (the old one stops working at once).
 
-These commands write the competition database directly (the organiser's power is the
-file's permission, 0600); a running ``arena serve`` sees the changes within a second.
+Locally these commands write the competition database (the organiser's power is the
+file's permission, 0600, or the PostgreSQL role's grants); a running ``arena serve``
+sees the changes within a second. With ``--server HOST:PORT`` they call the server's
+``Competition`` service with the organiser token instead, from any machine.
 docs/competition.md walks through a competition.
 """
 
@@ -18,7 +20,7 @@ import json
 import sys
 from typing import Any
 
-from arena.cli.competition_options import add_database_options, store_of
+from arena.cli.competition_options import add_competition_target, organiser_of
 from arena.errors import ArenaError
 
 
@@ -42,15 +44,15 @@ def register(sub: Any) -> None:
     ):
         v = verbs.add_parser(verb, help=text)
         v.add_argument("name")
-        add_database_options(v)
-    add_database_options(add)
-    add_database_options(listing)
+        add_competition_target(v)
+    add_competition_target(add)
+    add_competition_target(listing)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        store = store_of(args)
+        store = organiser_of(args)
         try:
             if args.verb == "add":
                 key = store.add_bot(args.name, args.owner)

@@ -4,11 +4,14 @@
 two partnerships without a bot in common meet; with duplicate deals, the default, each
 meeting is played twice on one seed with the partnerships swapped), or with ``--format
 swiss --rounds N`` N Swiss rounds, each paired by the standings so far, or a ``--format
-ladder --matches N`` (free bots seated by rating and uncertainty). A running
-``arena serve`` with the same database seats the bots from its lobby as they are free;
-the schedule and every result are in the database, so the event survives a restart.
-``arena events standings NAME`` prints OpenSkill ratings, W/L/D per bot and per
-partnership, fault rates and latency (``--json`` to export). docs/competition.md.
+ladder --matches N`` (free bots seated by rating and uncertainty; ``--matches 0``: a
+continuous ladder, until ``arena events finish NAME``). A running ``arena serve`` with
+the same database seats the bots from its lobby as they are free; the schedule and
+every result are in the database, so the event survives a restart. ``arena events
+standings NAME`` prints OpenSkill ratings, W/L/D per bot and per partnership, fault
+rates and latency (``--json`` to export). Every verb works on the database itself, or
+with ``--server HOST:PORT`` through the server's Competition service (the organiser's
+token). docs/competition.md.
 """
 
 from __future__ import annotations
@@ -16,15 +19,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from arena.cli.competition_options import add_database_options, store_of
+from arena.cli.competition_options import add_competition_target, organiser_of
 from arena.cli.options import add_rules, rules_of
-from arena.competition.schedule import FORMATS, check_seating, round_robin, swiss_round
-from arena.competition.standings import render, standings
+from arena.competition.schedule import FORMATS
 from arena.errors import ArenaError
 from arena.referee import FaultPolicy, TimeControl
 from arena.rules import RuleSet
+
+if TYPE_CHECKING:  # SQLAlchemy is loaded only by the command that runs
+    from arena.competition.plan import EventPlan
 
 
 def register(sub: Any) -> None:
@@ -46,7 +51,12 @@ def register(sub: Any) -> None:
         help="round robin: times each meeting is played; Swiss: the number of rounds",
     )
     c.add_argument(
-        "--matches", type=int, default=20, metavar="N", help="ladder: matches to play in all"
+        "--matches",
+        type=int,
+        default=20,
+        metavar="N",
+        help="ladder: matches to play in all (default 20; 0 = a continuous ladder, until "
+        "arena events finish)",
     )
     c.add_argument("--no-duplicate", action="store_true", help="no swapped replay of a deal")
     add_rules(c)
@@ -76,75 +86,59 @@ def register(sub: Any) -> None:
     s = verbs.add_parser("standings", help="ratings and tables of an event")
     s.add_argument("name")
     s.add_argument("--json", action="store_true", help="export as JSON")
-    for v in (c, listing, s):
-        add_database_options(v)
+    f = verbs.add_parser("finish", help="end an event now (a continuous ladder)")
+    f.add_argument("name")
+    for v in (c, listing, s, f):
+        add_competition_target(v)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        store = store_of(args)
+        organiser = organiser_of(args)
         try:
             if args.verb == "create":
-                _create(store, args)
+                print(organiser.create_event(_plan(args))[0])
             elif args.verb == "list":
-                for event in store.events():
-                    matches = store.matches(event.name)
-                    done = sum(1 for m in matches if m.state not in ("pending", "running"))
+                for e in organiser.events():
                     print(
-                        f"{event.name:<24} {event.format:<12} {event.state:<9} "
-                        f"{done}/{len(matches)} matches"
+                        f"{e.name:<24} {e.format:<12} {e.state:<9} {e.played}/{e.matches} matches"
                     )
+            elif args.verb == "finish":
+                e = organiser.finish_event(args.name)
+                print(f"event {e.name} finished ({e.played}/{e.matches} matches played)")
             else:
-                store.event(args.name)
-                data = standings(store.matches(args.name))
+                from arena.competition.standings import render
+
+                data = organiser.standings(args.name).data
                 print(json.dumps(data, indent=2) if args.json else render(data))
         finally:
-            store.close()
+            organiser.close()
     except ArenaError as exc:
         print(f"arena events: {exc}", file=sys.stderr)
         return 2
     return 0
 
 
-def _create(store: Any, args: argparse.Namespace) -> None:
-    bots = [b.strip() for b in args.bots.split(",") if b.strip()]
-    check_seating(bots, args.self_play)
-    # refused now if bad, not at the first match; stored as the variants that differ
+def _plan(args: argparse.Namespace) -> EventPlan:
+    """The event the options describe (checked by :func:`arena.competition.plan.create_event`,
+    wherever it runs)."""
+    from arena.competition.plan import EventPlan
+
     chosen = rules_of(args).to_mapping()
     defaults = RuleSet().to_mapping()
-    rules: dict[str, Any] = {k: v for k, v in chosen.items() if defaults.get(k) != v}
-    time_control = TimeControl(args.decision_ms, args.bank_ms, args.grace_ms).to_dict()
-    FaultPolicy.parse(args.policy, max_faults=args.max_faults)
-    known = {b.name for b in store.bots()}
-    if set(bots) - known:
-        raise ArenaError(f"not registered: {', '.join(sorted(set(bots) - known))}")
-    if args.format == "ladder":
-        if len(set(bots)) < 4:
-            raise ArenaError("a ladder needs at least 4 bots")
-        matches = []
-    elif args.format == "swiss":
-        matches = swiss_round(bots, 1, not args.no_duplicate, args.seed)
-    else:
-        matches = round_robin(bots, args.rounds, not args.no_duplicate, args.seed)
-    settings = {
-        "bots": bots,
-        "rules": rules,
-        "time_control": time_control,
-        "policy": args.policy,
-        "max_faults": args.max_faults,
-        "format": args.format,
-        "matches": args.matches,
-        "round": 1,
-        "seed": args.seed,
-        "self_play": args.self_play,
-        "connect_timeout": args.connect_timeout,
-        "duplicate": not args.no_duplicate,
-        "rounds": args.rounds,
-    }
-    store.create_event(args.name, args.format, settings, matches)
-    if args.format == "ladder":
-        print(f"event {args.name}: a ladder of {len(bots)} bots, {args.matches} matches")
-        return
-    what = f"round 1 of {args.rounds}: " if args.format == "swiss" else ""
-    print(f"event {args.name}: {what}{len(matches)} matches scheduled for {len(bots)} bots")
+    return EventPlan(
+        name=args.name,
+        bots=tuple(b.strip() for b in args.bots.split(",") if b.strip()),
+        format=args.format,
+        rules={k: v for k, v in chosen.items() if defaults.get(k) != v},
+        rounds=args.rounds,
+        matches=args.matches,
+        duplicate=not args.no_duplicate,
+        time_control=TimeControl(args.decision_ms, args.bank_ms, args.grace_ms),
+        policy=args.policy,
+        max_faults=args.max_faults,
+        seed=args.seed,
+        self_play=args.self_play,
+        connect_timeout=args.connect_timeout,
+    )

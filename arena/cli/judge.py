@@ -2,7 +2,9 @@
 
 One question per input line, one answer line per question, in order, flushed after
 each. Bad input never crashes the judge: it answers ``{"id": ..., "error": "<why>"}``
-and goes on. :func:`answer` is the pure core; :func:`run` is the thin I/O loop.
+and goes on. :func:`answer` is the pure core; :func:`run` is the thin I/O loop. Each
+question is a msgspec model (:class:`UnitsQ`, …) checked by
+:func:`arena.rules.models.convert`, the same validation as record lines and rule variants.
 """
 
 from __future__ import annotations
@@ -10,8 +12,11 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import sys
 from collections.abc import Callable, Iterable, Sequence
-from typing import IO, Any
+from typing import IO, Annotated, Any, Final, TypeVar
+
+import msgspec
 
 from arena.errors import ArenaError
 from arena.rules import (
@@ -22,6 +27,7 @@ from arena.rules import (
     Position,
     Rank,
     RuleSet,
+    Suit,
     Trump,
     card_order,
     check_counts,
@@ -33,12 +39,14 @@ from arena.rules import (
     kitty_bonus,
     legal_bids,
     legal_plays,
-    parse_cards,
     position_of,
     shape_of,
     trick_winner,
 )
 from arena.rules import advance as advance_level
+from arena.rules.models import ModelError, Problem, convert
+
+Q = TypeVar("Q", bound="Question")
 
 
 class BadQuestion(ValueError):
@@ -55,11 +63,13 @@ def answer(question: Any) -> Answer:
         if not isinstance(question, dict):
             raise BadQuestion("a question must be a JSON object")
         name = question.get("q")
-        handler = _HANDLERS.get(name) if isinstance(name, str) else None
-        if handler is None:
+        known = _HANDLERS.get(name) if isinstance(name, str) else None
+        if known is None:
             raise BadQuestion(f"unknown question {name!r}; known: {', '.join(sorted(_HANDLERS))}")
-        rules = _rules(question)
-        return {"id": qid, **handler(question, rules)}
+        model, handler = known
+        q = _question(question, model)
+        rules = RuleSet() if q.rules is None else RuleSet.from_mapping(q.rules)
+        return {"id": qid, **handler(q, rules)}
     except (BadQuestion, ArenaError) as exc:
         return {"id": qid, "error": str(exc)}
     except Exception as exc:  # a bug must not kill the session: report it on the line
@@ -78,6 +88,17 @@ def answer_line(line: str) -> str:
         return _dump(answer(question))
     except (RecursionError, ValueError):  # an id the encoder cannot write back
         return _dump({"id": None, "error": "the question's id cannot be echoed as JSON"})
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "judge",
+        help="the rules oracle: JSON questions on stdin, one JSON answer per line",
+        description="Reads questions as JSON Lines on standard input and answers each on one "
+        'line (the format: ../shared/judge-format.md). Example:\n  echo \'{"id":1,"q":"result",'
+        '"attacker_points":85}\' | arena judge',
+    )
+    p.set_defaults(func=lambda args: run(sys.stdin, sys.stdout))
 
 
 def run(lines: Iterable[str], out: IO[str]) -> int:
@@ -100,36 +121,123 @@ def _dump(obj: Answer) -> str:
     return text
 
 
-# -- field readers ---------------------------------------------------------------------
+# -- the questions' models ----------------------------------------------------------------
+
+Seat = Annotated[int, msgspec.Meta(ge=0, le=3)]
+Cards = tuple[Card, ...]
+Four = Annotated[tuple[Cards, ...], msgspec.Meta(min_length=4, max_length=4)]
 
 
-def _need(q: dict[str, Any], field: str) -> Any:
-    if field not in q:
-        raise BadQuestion(f"missing field {field!r}")
-    return q[field]
+class Question(msgspec.Struct, frozen=True):
+    """Fields every question may carry; the others are ignored (judge-format.md)."""
+
+    rules: dict[str, Any] | None = None
 
 
-def _rules(q: dict[str, Any]) -> RuleSet:
-    raw = q.get("rules")
-    if raw is None:
-        return RuleSet()
-    if not isinstance(raw, dict):
-        raise BadQuestion("'rules' must be an object of variant overrides")
-    return RuleSet.from_mapping(raw)
+class TrumpModel(msgspec.Struct, frozen=True):
+    level: str | int  # a rank's code
+    suit: str | None = None
 
 
-def _cards(q: dict[str, Any], field: str, rules: RuleSet, allow_empty: bool = False) -> list[Card]:
-    raw = _need(q, field)
-    if not isinstance(raw, list) or not all(isinstance(c, str) for c in raw):
-        raise BadQuestion(f'{field!r} must be a list of card codes like ["TS", "SJ"]')
-    if not raw and not allow_empty:
+class Winning(msgspec.Struct, frozen=True):
+    seat: Seat
+    cards: Cards
+
+
+class UnitsQ(Question, frozen=True, kw_only=True):
+    trump: TrumpModel
+    cards: Cards
+
+
+class FollowQ(Question, frozen=True, kw_only=True):
+    trump: TrumpModel
+    lead: Cards
+    hand: Cards
+    play: Cards
+
+
+class LeadQ(Question, frozen=True, kw_only=True):
+    trump: TrumpModel
+    leader: Seat
+    hands: Four
+    play: Cards
+    dealer: Seat = 0
+
+
+class TrickQ(Question, frozen=True, kw_only=True):
+    trump: TrumpModel
+    leader: Seat
+    plays: Four
+
+
+class KittyQ(Question, frozen=True, kw_only=True):
+    trump: TrumpModel
+    kitty: Cards
+    last_lead: Cards
+
+
+class ResultQ(Question, frozen=True, kw_only=True):
+    attacker_points: int
+
+
+class AdvanceQ(Question, frozen=True, kw_only=True):
+    level: str | int  # a rank's code
+    levels: Annotated[int, msgspec.Meta(ge=0)]
+    as_dealer: bool
+
+
+class BidsQ(Question, frozen=True, kw_only=True):
+    level: str | int  # a rank's code
+    seat: Seat
+    hand: Cards
+    winning: Winning | None
+
+
+class PositionQ(Question, frozen=True, kw_only=True):
+    position: str  # the text form (docs/position.md)
+    play: Cards | None = None
+
+
+_MUST: Final[dict[str, str]] = {
+    "rules": "an object of variant overrides",
+    "trump": '{"level": "2", "suit": "S" or null}',
+    "leader": "a seat number 0-3",
+    "dealer": "a seat number 0-3",
+    "seat": "a seat number 0-3",
+    "hands": "a list of 4 hands, indexed by seat",
+    "plays": "a list of 4 plays in play order, the leader's first",
+    "attacker_points": "a whole number",
+    "levels": "a whole number, not negative",
+    "as_dealer": "true or false",
+    "level": 'a rank like "2" or "T"',
+    "winning": 'null or {"seat": s, "cards": [...]}',
+    "position": "a position in the text form (docs/position.md)",
+}
+"""What each field must be, as the error says it; card fields are lists of card codes."""
+
+
+def _question(q: dict[str, Any], model: type[Q]) -> Q:
+    """``q`` as its model: msgspec checks it; the error names the field (judge-format.md)."""
+    try:
+        return convert(q, model)
+    except ModelError as exc:
+        field = exc.path.split(".")[0].split("[")[0]
+        if exc.problem is Problem.MISSING:
+            raise BadQuestion(f"missing field {exc.path!r}") from None
+        if exc.problem is Problem.INVALID and isinstance(exc.value, str):  # a bad code
+            raise BadQuestion(f"{field}: {exc.detail}") from None
+        must = _MUST.get(field, 'a list of card codes like ["TS", "SJ"]')
+        raise BadQuestion(f"{field!r} must be {must}") from None
+
+
+def _cards(cards: Cards, field: str, rules: RuleSet, allow_empty: bool = False) -> list[Card]:
+    if not cards and not allow_empty:
         raise BadQuestion(f"{field!r} is empty")
     try:
-        cards = parse_cards(raw)
         check_counts(cards, rules.decks)
     except ArenaError as exc:
         raise BadQuestion(f"{field}: {exc}") from None
-    return cards
+    return list(cards)
 
 
 def _together(rules: RuleSet, *groups: Sequence[Card]) -> None:
@@ -140,41 +248,19 @@ def _together(rules: RuleSet, *groups: Sequence[Card]) -> None:
         raise BadQuestion(f"impossible cards: {exc}") from None
 
 
-def _seat(q: dict[str, Any], field: str, default: int | None = None) -> int:
-    raw = q.get(field, default) if default is not None else _need(q, field)
-    if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw <= 3:
-        raise BadQuestion(f"{field!r} must be a seat number 0-3")
-    return raw
-
-
-def _int(q: dict[str, Any], field: str) -> int:
-    raw = _need(q, field)
-    if isinstance(raw, bool) or not isinstance(raw, int):
-        raise BadQuestion(f"{field!r} must be a whole number")
-    return raw
-
-
-def _rank(q: dict[str, Any], field: str) -> Rank:
-    raw = _need(q, field)
-    if not isinstance(raw, str | int) or isinstance(raw, bool):
-        raise BadQuestion(f'{field!r} must be a rank like "2" or "T"')
+def _order(trump: TrumpModel, rules: RuleSet) -> CardOrder:
     try:
-        return Rank.parse(str(raw))
-    except ArenaError as exc:
-        raise BadQuestion(f"{field}: {exc}") from None
-
-
-def _order(q: dict[str, Any], rules: RuleSet) -> CardOrder:
-    raw = _need(q, "trump")
-    if not isinstance(raw, dict) or "level" not in raw:
-        raise BadQuestion('\'trump\' must be {"level": "2", "suit": "S" or null}')
-    suit = raw.get("suit")
-    if suit is not None and not isinstance(suit, str):
-        raise BadQuestion("trump suit must be one of S H C D, or null for no trump")
-    try:
-        return card_order(Trump.parse(str(raw["level"]), suit), rules)
+        suit = None if trump.suit is None else Suit.parse(trump.suit)
     except ArenaError as exc:
         raise BadQuestion(f"trump: {exc}") from None
+    return card_order(Trump(_rank(trump.level, "trump"), suit), rules)
+
+
+def _rank(code: str | int, field: str) -> Rank:
+    try:
+        return Rank.parse(str(code))
+    except ArenaError as exc:
+        raise BadQuestion(f"{field}: {exc}") from None
 
 
 def _units_of(cards: Sequence[Card], order: CardOrder, field: str) -> list[Any]:
@@ -187,20 +273,20 @@ def _units_of(cards: Sequence[Card], order: CardOrder, field: str) -> list[Any]:
 # -- the questions ---------------------------------------------------------------------
 
 
-def _q_units(q: dict[str, Any], rules: RuleSet) -> Answer:
-    order = _order(q, rules)
-    units = _units_of(_cards(q, "cards", rules), order, "cards")
+def _q_units(q: UnitsQ, rules: RuleSet) -> Answer:
+    order = _order(q.trump, rules)
+    units = _units_of(_cards(q.cards, "cards", rules), order, "cards")
     return {
         "shape": shape_of(units),
         "units": [{"kind": u.kind, "cards": codes(u.cards)} for u in units],
     }
 
 
-def _q_follow(q: dict[str, Any], rules: RuleSet) -> Answer:
-    order = _order(q, rules)
-    lead = _cards(q, "lead", rules)
-    hand = _cards(q, "hand", rules, allow_empty=True)
-    play = _cards(q, "play", rules, allow_empty=True)
+def _q_follow(q: FollowQ, rules: RuleSet) -> Answer:
+    order = _order(q.trump, rules)
+    lead = _cards(q.lead, "lead", rules)
+    hand = _cards(q.hand, "hand", rules, allow_empty=True)
+    play = _cards(q.play, "play", rules, allow_empty=True)
     _together(rules, lead, hand)
     units = _units_of(lead, order, "lead")
     hands = (None, hand, None, None)  # the follower's hand; the leader's and others' unknown
@@ -209,17 +295,12 @@ def _q_follow(q: dict[str, Any], rules: RuleSet) -> Answer:
     return {"legal": verdict.legal, "reason": verdict.reason}
 
 
-def _q_lead(q: dict[str, Any], rules: RuleSet) -> Answer:
-    order = _order(q, rules)
-    leader = _seat(q, "leader")
-    dealer = _seat(q, "dealer", default=0)
-    raw = _need(q, "hands")
-    if not isinstance(raw, list) or len(raw) != 4:
-        raise BadQuestion("'hands' must be a list of 4 hands, indexed by seat")
-    hands = [_cards({"hand": h}, "hand", rules, allow_empty=True) for h in raw]
+def _q_lead(q: LeadQ, rules: RuleSet) -> Answer:
+    order = _order(q.trump, rules)
+    hands = [_cards(h, "hand", rules, allow_empty=True) for h in q.hands]
     _together(rules, *hands)
-    play = _cards(q, "play", rules)
-    position = position_of(hands, order.trump, dealer=dealer, leader=leader, rules=rules)
+    play = _cards(q.play, "play", rules)
+    position = position_of(hands, order.trump, dealer=q.dealer, leader=q.leader, rules=rules)
     v = check_play(position, play)
     if not isinstance(v, LeadVerdict):  # pragma: no cover - a lead is judged as one
         raise TypeError(f"a lead's verdict is a LeadVerdict, not {v!r}")
@@ -235,104 +316,82 @@ def _q_lead(q: dict[str, Any], rules: RuleSet) -> Answer:
     }
 
 
-def _q_trick(q: dict[str, Any], rules: RuleSet) -> Answer:
-    order = _order(q, rules)
-    leader = _seat(q, "leader")
-    raw = _need(q, "plays")
-    if not isinstance(raw, list) or len(raw) != 4:
-        raise BadQuestion("'plays' must be a list of 4 plays in play order, the leader's first")
-    plays = [_cards({"play": p}, "play", rules) for p in raw]
+def _q_trick(q: TrickQ, rules: RuleSet) -> Answer:
+    order = _order(q.trump, rules)
+    plays = [_cards(p, "play", rules) for p in q.plays]
     _together(rules, *plays)
     if any(len(p) != len(plays[0]) for p in plays):
         raise BadQuestion("every play must have as many cards as the lead")
     units = _units_of(plays[0], order, "lead")
-    result = trick_winner(leader, plays, order, units)
+    result = trick_winner(q.leader, plays, order, units)
     return {"winner": result.winner, "points": result.points}
 
 
-def _q_kitty(q: dict[str, Any], rules: RuleSet) -> Answer:
-    order = _order(q, rules)
-    kitty = _cards(q, "kitty", rules)
-    last = _cards(q, "last_lead", rules)
+def _q_kitty(q: KittyQ, rules: RuleSet) -> Answer:
+    order = _order(q.trump, rules)
+    kitty = _cards(q.kitty, "kitty", rules)
+    last = _cards(q.last_lead, "last_lead", rules)
     multiplier, bonus = kitty_bonus(kitty, _units_of(last, order, "last_lead"), rules)
     return {"multiplier": multiplier, "bonus": bonus}
 
 
-def _q_result(q: dict[str, Any], rules: RuleSet) -> Answer:
-    result = deal_result(_int(q, "attacker_points"), rules)
+def _q_result(q: ResultQ, rules: RuleSet) -> Answer:
+    result = deal_result(q.attacker_points, rules)
     return {"winner": result.winner, "levels": result.levels}
 
 
-def _q_advance(q: dict[str, Any], rules: RuleSet) -> Answer:
-    level = _rank(q, "level")
-    levels = _int(q, "levels")
-    if levels < 0:
-        raise BadQuestion("'levels' must not be negative")
-    as_dealer = _need(q, "as_dealer")
-    if not isinstance(as_dealer, bool):
-        raise BadQuestion("'as_dealer' must be true or false")
-    new, won = advance_level(level, levels, as_dealer, rules)
+def _q_advance(q: AdvanceQ, rules: RuleSet) -> Answer:
+    new, won = advance_level(_rank(q.level, "level"), q.levels, q.as_dealer, rules)
     return {"level": new.code, "match_won": won}
 
 
-def _q_bids(q: dict[str, Any], rules: RuleSet) -> Answer:
-    level = _rank(q, "level")
-    seat = _seat(q, "seat")
-    hand = _cards(q, "hand", rules, allow_empty=True)
-    raw = _need(q, "winning")
+def _q_bids(q: BidsQ, rules: RuleSet) -> Answer:
+    level = _rank(q.level, "level")
+    hand = _cards(q.hand, "hand", rules, allow_empty=True)
     winning: Bid | None = None
-    if raw is not None:
-        if not isinstance(raw, dict):
-            raise BadQuestion('\'winning\' must be null or {"seat": s, "cards": [...]}')
-        cards = _cards(raw, "cards", rules)
+    if q.winning is not None:
+        cards = _cards(q.winning.cards, "cards", rules)
         if not is_bid_shape(cards, level, rules.decks):
             raise BadQuestion(
                 f"winning: {' '.join(codes(cards))} is not a bid at level {level.code}"
             )
-        winning = Bid(_seat(raw, "seat"), tuple(cards))
-        if winning.seat != seat:  # a seat's own winning bid is shown from its hand
+        winning = Bid(q.winning.seat, tuple(cards))
+        if winning.seat != q.seat:  # a seat's own winning bid is shown from its hand
             _together(rules, hand, cards)
-    bids = legal_bids(Position.holding(seat, hand, level, bid=winning, rules=rules), seat)
+    bids = legal_bids(Position.holding(q.seat, hand, level, bid=winning, rules=rules), q.seat)
     return {"bids": [codes(b) for b in bids]}
 
 
 PLAYS_SHOWN = 1000  # legal plays listed per answer: their number can be exponential
 
 
-def _q_position(q: dict[str, Any], rules: RuleSet) -> Answer:
-    """A position in the text form (docs/position.md): the legal plays of the seat to
-    play (the first ``PLAYS_SHOWN``, and how many there are up to 100,000), or with
-    ``play`` the verdict on it."""
-    raw = _need(q, "position")
-    if not isinstance(raw, str):
-        raise BadQuestion("'position' must be a position in the text form (docs/position.md)")
+def _q_position(q: PositionQ, rules: RuleSet) -> Answer:
+    """A position's (docs/position.md) legal plays (how many, to 100,000), or a verdict."""
     try:
-        position = Position.parse(raw, rules)
+        position = Position.parse(q.position, rules)
         hand = position.hand(position.turn)
         position.order  # noqa: B018 - a position to judge plays in needs its trump
     except ArenaError as exc:
         raise BadQuestion(f"position: {exc}") from None
     if not hand:
         raise BadQuestion(f"position: seat {position.turn}, to play, holds no cards")
-    if "play" in q:
-        verdict = check_play(position, _cards(q, "play", rules, allow_empty=True))
+    if q.play is not None:
+        verdict = check_play(position, _cards(q.play, "play", rules, allow_empty=True))
         return {"legal": verdict.legal, "reason": verdict.reason, "turn": position.turn}
     plays = list(itertools.islice(legal_plays(position), 100_000))
-    return {
-        "turn": position.turn,
-        "count": len(plays),
-        "plays": [codes(p) for p in plays[:PLAYS_SHOWN]],
-    }
+    shown = [codes(p) for p in plays[:PLAYS_SHOWN]]
+    return {"turn": position.turn, "count": len(plays), "plays": shown}
 
 
-_HANDLERS: dict[str, Callable[[dict[str, Any], RuleSet], Answer]] = {
-    "units": _q_units,
-    "follow": _q_follow,
-    "lead": _q_lead,
-    "trick": _q_trick,
-    "kitty": _q_kitty,
-    "result": _q_result,
-    "advance": _q_advance,
-    "bids": _q_bids,
-    "position": _q_position,
+_HANDLERS: dict[str, tuple[type[Question], Callable[[Any, RuleSet], Answer]]] = {
+    "units": (UnitsQ, _q_units),
+    "follow": (FollowQ, _q_follow),
+    "lead": (LeadQ, _q_lead),
+    "trick": (TrickQ, _q_trick),
+    "kitty": (KittyQ, _q_kitty),
+    "result": (ResultQ, _q_result),
+    "advance": (AdvanceQ, _q_advance),
+    "bids": (BidsQ, _q_bids),
+    "position": (PositionQ, _q_position),
 }
+"""Each question's model and the function answering it."""

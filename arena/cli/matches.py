@@ -20,8 +20,9 @@ from typing import Any
 import grpc
 from google.protobuf.json_format import MessageToDict
 
-from arena.cli.options import address
-from arena.errors import ArenaError
+from arena.cli.convention import UsageError
+from arena.cli.options import add_rules, address, rules_of
+from arena.errors import ArenaError, InvalidRules
 from arena.server import channel_credentials, default_token_file, read_token_file
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -78,12 +79,14 @@ def register(sub: Any) -> None:
 
     create = verbs.add_parser("create", parents=[common], help="create a match: id + 4 tokens")
     create.add_argument("--seed", type=int, default=None, help="match seed (default: random)")
-    create.add_argument("--deals", type=int, default=0, help="deals to play (0: until A is won)")
-    create.add_argument(
-        "--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule variants (RULES.md §9)"
-    )
+    add_rules(create)
     create.add_argument("--seat-names", nargs=4, default=[], metavar="NAME", help="4 names")
-    create.add_argument("--policy", choices=["lenient", "strict"], default="lenient")
+    create.add_argument(
+        "--policy",
+        choices=["lenient", "strict"],
+        default="lenient",
+        help="fault policy (default lenient; see arena serve)",
+    )
     create.add_argument("--max-faults", type=int, default=0, help="lenient: 0 = server default")
     create.add_argument("--time-limit", type=int, default=0, metavar="MS", help="per decision")
     create.add_argument("--time-bank", type=int, default=0, metavar="MS", help="per seat")
@@ -169,16 +172,14 @@ Metadata = tuple[tuple[str, str], ...]
 
 
 def _create(stub: pb_grpc.MatchesStub, args: argparse.Namespace, md: Metadata) -> int:
-    rules = {}
-    for pair in args.rules:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            print(f"arena matches create: --rules {pair!r}: write KEY=VALUE", file=sys.stderr)
-            return 2
-        rules[key] = value if _is_json(value) else json.dumps(value)
+    try:
+        chosen = rules_of(args)  # checked here: a bad variant is a usage error, not an RPC
+    except InvalidRules as exc:
+        raise UsageError(f"--rules: {exc}") from None
+    rules = {k: json.dumps(v) for k, v in chosen.changes().items() if k != "deals"}
     request = pb.CreateMatchRequest(
         rules=rules,
-        deals=args.deals,
+        deals=chosen.deals or 0,
         seat_names=args.seat_names,
         policy=args.policy,
         max_faults=args.max_faults,
@@ -193,18 +194,14 @@ def _create(stub: pb_grpc.MatchesStub, args: argparse.Namespace, md: Metadata) -
         print(json.dumps(MessageToDict(created, preserving_proto_field_name=True)))
         return 0
     print(f"match {created.match_id}")
+    if created.seat_address:  # arena serve --workers: the worker hosting the match
+        print(f"address {created.seat_address}")
     for seat, token in enumerate(created.seat_tokens):
         print(f"seat {seat}  {token}")
-    print("give each bot its seat's token (ARENA_TOKEN); keep them secret", file=sys.stderr)
+    where = " and the address (ARENA_SERVER)" if created.seat_address else ""
+    print(f"give each bot its seat's token (ARENA_TOKEN){where}; keep them secret",
+          file=sys.stderr)  # fmt: skip
     return 0
-
-
-def _is_json(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _list(stub: pb_grpc.MatchesStub, args: argparse.Namespace, md: Metadata) -> int:

@@ -56,7 +56,9 @@ def add_clock(
         metavar="MS",
         help=bank_help or f"per-seat time bank in ms (default {bank})",
     )
-    if grace is not None:
+    if grace is None:
+        p.set_defaults(grace=None)  # the clock's own default (clock_of)
+    else:
         p.add_argument(
             "--grace",
             type=whole(0, "a time in ms, 0 or more"),
@@ -67,13 +69,15 @@ def add_clock(
 
 
 def clock_of(args: argparse.Namespace) -> TimeControl:
-    grace = getattr(args, "grace", None)
-    if grace is None:
+    """The :class:`TimeControl` of :func:`add_clock`'s options."""
+    if args.grace is None:
         return TimeControl(args.time_limit, args.time_bank)
-    return TimeControl(args.time_limit, args.time_bank, grace)
+    return TimeControl(args.time_limit, args.time_bank, args.grace)
 
 
 def add_policy(p: Any, details: bool = False) -> None:
+    """``--policy`` and, with ``details``, ``--max-faults`` and ``--penalty`` (else the
+    policy's defaults)."""
     p.add_argument(
         "--policy",
         choices=["lenient", "strict"],
@@ -81,7 +85,10 @@ def add_policy(p: Any, details: bool = False) -> None:
         help="fault policy: lenient (penalty points, forfeit after --max-faults) or "
         "strict (the first fault forfeits); default lenient",
     )
-    if details:
+    if not details:
+        defaults = FaultPolicy()
+        p.set_defaults(max_faults=defaults.max_faults, penalty=defaults.penalty_points)
+    else:
         p.add_argument(
             "--max-faults",
             type=whole(1, "a number of faults, at least 1"),
@@ -97,12 +104,8 @@ def add_policy(p: Any, details: bool = False) -> None:
 
 
 def policy_of(args: argparse.Namespace) -> FaultPolicy:
-    defaults = FaultPolicy()
-    return FaultPolicy.parse(
-        args.policy,
-        getattr(args, "penalty", defaults.penalty_points),
-        getattr(args, "max_faults", defaults.max_faults),
-    )
+    """The :class:`FaultPolicy` of :func:`add_policy`'s options."""
+    return FaultPolicy.parse(args.policy, args.penalty, args.max_faults)
 
 
 def add_workers(p: Any) -> None:

@@ -1,9 +1,9 @@
 """``arena serve``: a long-running referee server for organisers.
 
-Matches are created through the ``arena.v1.Matches`` service (Create → match id and four
-seat tokens); bots connect to ``arena.v1.Arena`` with their tokens. Every match writes
-its record under ``--records``. Stop with Ctrl-C: running matches are cancelled and
-recorded as such.
+Matches are created through the ``arena.v1.Matches`` service (Create → match id, four
+seat tokens, the address they play at); bots connect to ``arena.v1.Arena`` there. Matches
+run in one worker process per core (``--workers``, docs/workers.md), each writing its
+record under ``--records``. Stop with Ctrl-C: running matches are cancelled and recorded.
 
 Every resource a client can make the server hold is bounded; the limits below are the
 defaults for a competition (docs/limits.md explains each). The records directory must
@@ -25,6 +25,7 @@ import ipaddress
 import signal
 import socket
 import sys
+from collections.abc import Collection
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ import trio
 
 from arena.cli.logs import add_logging_options, configure_logging
 from arena.cli.options import listen_address
+from arena.cli.serve_workers import add_worker_options, run_front, worker_count
 from arena.errors import ArenaError
 from arena.records import read_record
 from arena.server import (
@@ -58,11 +60,13 @@ from arena.text import printable
 log = structlog.get_logger()
 
 
-def resume_matches(host: MatchHost, folder: Path) -> list[str]:
+def resume_matches(host: MatchHost, folder: Path, only: Collection[str] | None = None) -> list[str]:
     """Restore every match whose record in ``folder`` is incomplete (a crash cut it off):
-    each carries on from its last complete decision once its bots reconnect."""
+    each carries on from its last complete decision once its bots reconnect. ``only``:
+    look at these record paths alone (a worker's share, ``--workers``)."""
     restored: list[str] = []
-    for path in sorted(folder.glob("*.jsonl")):
+    paths = sorted(folder.glob("*.jsonl")) if only is None else sorted(map(Path, only))
+    for path in paths:
         try:
             record = read_record(path)
         except OSError as exc:
@@ -89,20 +93,19 @@ def resume_matches(host: MatchHost, folder: Path) -> list[str]:
 
 
 def competition_plugins(database: str | None, records: str) -> list[Plugin]:
-    """The lobby and scheduler, if there is a competition database (``--database``, or
-    ``RECORDS/competition.sqlite3`` made by ``arena bots add``).
+    """The lobby, scheduler and ``Competition`` service if there is a competition database
+    (``--database``, or ``RECORDS/competition.sqlite3``), opened (and migrated) here so a
+    bad one stops the start at once (ArenaError)."""
+    from arena.competition.database import database_url, default_path, shown
+    from arena.competition.service import competition_plugin, lobby_plugin
+    from arena.competition.store import open_store
 
-    Raises:
-        ArenaError: a database URL this arena cannot use.
-    """
-    from arena.competition.service import lobby_plugin, standings_plugin
-    from arena.competition.store import database_path
-
-    path = database_path(database, records)
-    if database is None and not path.exists():
+    if database is None and not default_path(records).exists():
         return []
-    print(f"competition database: {path} (lobby open)", file=sys.stderr, flush=True)
-    return [lobby_plugin(path, records), standings_plugin(path)]
+    url = database_url(database, records)
+    open_store(url).close()
+    print(f"competition database: {shown(url)} (lobby open)", file=sys.stderr, flush=True)
+    return [lobby_plugin(url, records), competition_plugin(url)]
 
 
 def _skip(path: Path, line: int, why: str) -> None:
@@ -147,9 +150,10 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--database",
         default=None,
-        metavar="FILE",
-        help="the competition database (registered bots, events; docs/competition.md); "
-        "default RECORDS/competition.sqlite3, used if it exists",
+        metavar="FILE|URL",
+        help="the competition database (registered bots, events; docs/competition.md): a "
+        "SQLite file or a postgresql://USER@HOST/DB URL; default RECORDS/competition.sqlite3, "
+        "used if it exists",
     )
     access = p.add_argument_group("access (docs/security.md)")
     access.add_argument(
@@ -188,6 +192,7 @@ def register(sub: Any) -> None:
         metavar="PEM",
         help="require client certificates signed by this CA (mutual TLS)",
     )
+    add_worker_options(p)
     add_limit_options(p)
     add_logging_options(p, default="info")
     p.set_defaults(func=run)
@@ -278,6 +283,7 @@ def run(args: argparse.Namespace) -> int:
         access = access_of(args)
         plugins = competition_plugins(args.database, args.records)
         limits = limits_of(args)
+        workers = worker_count(args.workers, bool(plugins))
     except ArenaError as exc:
         print(f"arena serve: {exc}", file=sys.stderr)
         return 2
@@ -285,6 +291,8 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"arena serve: {problem}", file=sys.stderr)
         return 1
+    if workers > 1:
+        return run_front(args, access, tls, limits, workers)
     with contextlib.suppress(KeyboardInterrupt):
         trio.run(
             _serve,
@@ -322,55 +330,69 @@ async def _serve(
         http=http,
         plugins=plugins or (),
     ) as server:
-        scheme = "TLS" + (" with client certificates" if tls and tls.client_ca else "")
-        print(
-            f"arena serving on {server.target} ({scheme if tls else 'plaintext'}; records in "
-            f"{records}/); Ctrl-C to stop",
-            file=sys.stderr,
-            flush=True,
-        )
-        if server.http_url:
-            print(
-                f"web pages on {server.http_url}/ (metrics: {server.http_url}/metrics)",
-                file=sys.stderr,
-                flush=True,
-            )
-            web_host = (http or "").rsplit(":", 1)[0].strip("[]")
-            if not _loopback(web_host):
-                print(
-                    f"WARNING: the web pages on {web_host} are plain HTTP: a spectator's token "
-                    "crosses the network in clear text; put a TLS reverse proxy in front "
-                    "(docs/web.md)",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                log.warning("http_plaintext_on_network", host=web_host)
-        host = listen.rsplit(":", 1)[0].strip("[]")
-        if tls is None and not _loopback(host):
-            print(
-                f"WARNING: plaintext on {host}: seat tokens and hands cross the network in "
-                "clear text; use --tls-cert and --tls-key (docs/security.md)",
-                file=sys.stderr,
-                flush=True,
-            )
-            log.warning("server_plaintext_on_network", host=host)
-        if access.open:
-            print(
-                f"WARNING: --open: anyone who can reach {server.target} may create, cancel and "
-                "read every match without a credential",
-                file=sys.stderr,
-                flush=True,
-            )
-            log.warning("server_open", target=server.target)
-        log.info(
-            "server_started",
-            target=server.target,
-            records=records,
-            tls=tls is not None,
-            open=access.open,
-            spectator_delay=str(access.spectator_delay),
-        )
+        announce(server.target, listen, records, access, tls, http, server.http_url)
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async for _ in signals:
                 log.info("server_stopping")
                 break
+
+
+def announce(
+    target: str,
+    listen: str,
+    records: str,
+    access: Access,
+    tls: ServerTls | None,
+    http: str | None,
+    http_url: str,
+    workers: str = "",
+) -> None:
+    """Say where the server listens, and warn of plaintext on a network or ``--open``."""
+    scheme = "TLS" + (" with client certificates" if tls and tls.client_ca else "")
+    print(
+        f"arena serving on {target} ({scheme if tls else 'plaintext'}; records in "
+        f"{records}/{workers}); Ctrl-C to stop",
+        file=sys.stderr,
+        flush=True,
+    )
+    if http_url:
+        print(
+            f"web pages on {http_url}/ (metrics: {http_url}/metrics)",
+            file=sys.stderr,
+            flush=True,
+        )
+        web_host = (http or "").rsplit(":", 1)[0].strip("[]")
+        if not _loopback(web_host):
+            print(
+                f"WARNING: the web pages on {web_host} are plain HTTP: a spectator's token "
+                "crosses the network in clear text; put a TLS reverse proxy in front "
+                "(docs/web.md)",
+                file=sys.stderr,
+                flush=True,
+            )
+            log.warning("http_plaintext_on_network", host=web_host)
+    host = listen.rsplit(":", 1)[0].strip("[]")
+    if tls is None and not _loopback(host):
+        print(
+            f"WARNING: plaintext on {host}: seat tokens and hands cross the network in "
+            "clear text; use --tls-cert and --tls-key (docs/security.md)",
+            file=sys.stderr,
+            flush=True,
+        )
+        log.warning("server_plaintext_on_network", host=host)
+    if access.open:
+        print(
+            f"WARNING: --open: anyone who can reach {target} may create, cancel and "
+            "read every match without a credential",
+            file=sys.stderr,
+            flush=True,
+        )
+        log.warning("server_open", target=target)
+    log.info(
+        "server_started",
+        target=target,
+        records=records,
+        tls=tls is not None,
+        open=access.open,
+        spectator_delay=str(access.spectator_delay),
+    )

@@ -30,7 +30,7 @@ import trio
 from arena.competition.results import result_of_record
 from arena.competition.schedule import ladder_table, swiss_round
 from arena.competition.standings import standings
-from arena.competition.store import PENDING, RUNNING, EventMatch, Store
+from arena.competition.store import PENDING, RUNNING, Bot, EventMatch, Store
 from arena.errors import ArenaError
 from arena.game import Termination
 from arena.referee import FaultPolicy, TimeControl
@@ -81,22 +81,24 @@ class Lobby:
         self.members: dict[str, Member] = {}
         self.running: dict[str, Seated] = {}  # by match id
         self.closing = False  # the server is stopping: cancelled matches go back to the queue
+        self._rating_cache: dict[str, tuple[int, dict[str, tuple[float, float]]]] = {}
 
     # -- the lobby streams ---------------------------------------------------------------
 
     def join(
         self,
+        bot: Bot | None,
         request: pb.LobbyJoin,
         conn: int,
         send: Callable[[pb.LobbyMessage], object],
         close: Callable[[], object],
     ) -> str:
-        """Admit a bot by its key; returns its registered name.
+        """Admit ``bot``, the bot whose key the request holds (looked up by the caller,
+        off this thread); returns its registered name.
 
         Raises:
             JoinRefused: an unknown or rotated key, a disabled bot, or one already here.
         """
-        bot = self.store.bot_by_key(request.bot_key) if request.bot_key else None
         if bot is None:
             raise JoinRefused(grpc.StatusCode.UNAUTHENTICATED, "unknown bot key")
         if bot.disabled:
@@ -139,7 +141,7 @@ class Lobby:
         self.recover()
         while True:
             try:
-                self.schedule()
+                await self.schedule()
             except Exception:  # a bad event or a database error must not stop the server
                 log.exception("schedule_failed")
             await trio.sleep(TICK)
@@ -175,52 +177,92 @@ class Lobby:
                 log.info("event_match_found_finished", event_name=m.event, index=m.index)
                 self.store.mark_finished(m.event, m.index, "finished", str(record), result)
 
-    def schedule(self) -> None:
-        """Start every pending match whose bots are all free in the lobby."""
-        load: dict[str, int] = {}
+    async def schedule(self) -> None:
+        """Start every pending match whose bots are all free in the lobby.
+
+        The database work (reading the events, pairing the next Swiss round or ladder
+        tables, choosing the matches to start) runs in a worker thread on a snapshot of
+        the lobby, so a slow database (PostgreSQL over a network) never holds the
+        referee's loop; the matches are then created here."""
+        capacity = {name: member.parallel for name, member in self.members.items()}
         for seated in self.running.values():
             for name in set(seated.seats):
-                load[name] = load.get(name, 0) + 1
+                if name in capacity:
+                    capacity[name] -= 1
+        ready = await trio.to_thread.run_sync(self._ready_matches, capacity)
+        for settings, m in ready:
+            if all(n in self.members for n in m.seats):  # nobody left meanwhile
+                await self._start(settings, m)
+
+    def _ready_matches(self, capacity: dict[str, int]) -> list[tuple[dict[str, Any], EventMatch]]:
+        """(worker thread) The pending matches to start now: every bot in the lobby,
+        enabled, below its parallel matches; pairs the next Swiss round or ladder tables
+        first. ``capacity``: matches each bot in the lobby may still take."""
+        enabled = self.store.enabled_bots()
+
+        def free(name: str) -> bool:
+            return capacity.get(name, 0) > 0 and name in enabled
+
+        ready = []
         for event in self.store.events(RUNNING):
             if event.format == "swiss":
                 self._next_swiss_round(event.name, event.settings)
             elif event.format == "ladder":
-                self._next_ladder_match(event.name, event.settings, load)
+                self._next_ladder_tables(event.name, event.settings, free, sorted(capacity))
             for m in self.store.matches(event.name, PENDING):
                 names = set(m.seats)
-                if all(
-                    n in self.members
-                    and load.get(n, 0) < self.members[n].parallel
-                    and self.store.enabled(n)
-                    for n in names
-                ):
-                    self._start(event.settings, m)
+                if all(free(n) for n in names):
+                    ready.append((event.settings, m))
                     for n in names:
-                        load[n] = load.get(n, 0) + 1
+                        capacity[n] -= 1
+        return ready
 
-    def _next_ladder_match(self, name: str, settings: dict[str, Any], load: dict[str, int]) -> None:
-        """Pair the next ladder table from the free bots, up to the event's matches."""
+    def _next_ladder_tables(
+        self,
+        name: str,
+        settings: dict[str, Any],
+        free: Callable[[str], bool],
+        present: list[str],
+    ) -> None:
+        """Pair ladder tables from the free bots (:func:`ladder_table`, by rating and
+        uncertainty) while four are free, up to the event's matches (0: no end). A bot
+        already in a pending match of the ladder is kept for it (it starts when all four
+        are back), so a bot that left does not hold up the others. A ladder created with
+        no bots (``--bots all``) takes every registered bot in the lobby."""
         matches = self.store.matches(name)
         limit = int(settings.get("matches", 0))
-        if len(matches) >= limit or any(m.state == PENDING for m in matches):
+        waiting = {n for m in matches if m.state == PENDING for n in m.seats}
+        pool = settings.get("bots") or present
+        candidates = [n for n in dict.fromkeys(pool) if n not in waiting and free(n)]
+        if len(candidates) < 4 or (limit and len(matches) >= limit):
             return
-        free = [
-            n
-            for n in settings.get("bots", [])
-            if n in self.members
-            and load.get(n, 0) < self.members[n].parallel
-            and self.store.enabled(n)
-        ]
-        rated = {r["bot"]: (r["ordinal"], r["sigma"]) for r in standings(matches)["bots"]}
-        ratings = {n: rated.get(n, (0.0, 25 / 3)) for n in free}
-        seats = ladder_table(free, ratings)
-        if seats is None:
-            return
-        seed = random.Random(f"{settings.get('seed', 0)}/{len(matches)}").randrange(2**63)
-        table: list[tuple[tuple[str, ...], int]] = [(seats, seed)]
-        if settings.get("duplicate", True) and len(matches) + 2 <= limit:
-            table.append(((seats[3], seats[0], seats[1], seats[2]), seed))
+        rated = self._ratings(name, matches)
+        ratings = {n: rated.get(n, (0.0, 25 / 3)) for n in candidates}
+        table: list[tuple[tuple[str, ...], int]] = []
+        count = len(matches)
+        while limit == 0 or count < limit:
+            seats = ladder_table(candidates, ratings)
+            if seats is None:
+                break
+            seed = random.Random(f"{settings.get('seed', 0)}/{count}").randrange(2**63)
+            table.append((seats, seed))
+            count += 1
+            if settings.get("duplicate", True) and (limit == 0 or count < limit):
+                table.append(((seats[3], seats[0], seats[1], seats[2]), seed))
+                count += 1
+            candidates = [n for n in candidates if n not in seats]
         self.store.add_matches(name, table)
+        log.info("ladder_paired", event_name=name, matches=len(table))
+
+    def _ratings(self, name: str, matches: list[EventMatch]) -> dict[str, tuple[float, float]]:
+        """(ordinal, sigma) per bot, recomputed only when another match has finished."""
+        done = sum(1 for m in matches if m.state not in (PENDING, RUNNING))
+        cached = self._rating_cache.get(name)
+        if cached is None or cached[0] != done:
+            rows = standings(matches)["bots"]
+            cached = (done, {r["bot"]: (r["ordinal"], r["sigma"]) for r in rows})
+            self._rating_cache[name] = cached
+        return cached[1]
 
     def _next_swiss_round(self, name: str, settings: dict[str, Any]) -> None:
         """Pair the next Swiss round by the standings once the last one is over."""
@@ -240,7 +282,7 @@ class Lobby:
         self.store.add_round(name, round_no + 1, pairs)
         log.info("swiss_round_paired", event_name=name, round=round_no + 1, matches=len(pairs))
 
-    def _start(self, settings: dict[str, Any], m: EventMatch) -> None:
+    async def _start(self, settings: dict[str, Any], m: EventMatch) -> None:
         rules = RuleSet.from_mapping(settings.get("rules", {}))
         spec = MatchSpec(
             rules=rules,
@@ -253,7 +295,8 @@ class Lobby:
             connect_timeout=float(settings.get("connect_timeout", 30)),
         )
         hosted = self.host.create(spec)
-        self.store.mark_running(m.event, m.index, hosted.id)  # before any seat is offered
+        # stored before any seat is offered (a crash now leaves a record to resume)
+        await trio.to_thread.run_sync(self.store.mark_running, m.event, m.index, hosted.id)
         log.info("event_match_started", event_name=m.event, index=m.index, match_id=hosted.id)
         self._watch(m, hosted, [t or "" for t in hosted.tokens])
 
@@ -264,6 +307,18 @@ class Lobby:
             if name in self.members:
                 self._offer(self.members[name], hosted.id, seated)
         self.host.nursery.start_soon(self._settle, seated)
+
+    def _store_result(self, hosted: HostedMatch, event: str, index: int) -> None:
+        """(worker thread) The match's result, read from its record, into the database."""
+        try:
+            result = result_of_record(hosted.record) if hosted.record else None
+        except ArenaError as exc:
+            result, hosted.error = None, hosted.error or str(exc)
+        if hosted.state is MatchState.FINISHED and result is not None:
+            self.store.mark_finished(event, index, "finished", hosted.record, result)
+        else:
+            state = "failed" if hosted.state is MatchState.FAILED else "cancelled"
+            self.store.mark_finished(event, index, state, hosted.record, {"error": hosted.error})
 
     def _drop_no_shows(self, seated: Seated) -> None:
         """A bot that never took a seat it was offered leaves the lobby (its stream is
@@ -287,17 +342,10 @@ class Lobby:
         self.running.pop(hosted.id, None)
         ev, i = seated.event, seated.index
         if hosted.state is MatchState.CANCELLED and self.closing:
-            self.store.mark_pending(ev, i)  # the server stopped: play it again next time
+            # the server stopped: play it again next time
+            await trio.to_thread.run_sync(self.store.mark_pending, ev, i)
             return
-        try:
-            result = result_of_record(hosted.record) if hosted.record else None
-        except ArenaError as exc:
-            result, hosted.error = None, hosted.error or str(exc)
-        if hosted.state is MatchState.FINISHED and result is not None:
-            self.store.mark_finished(ev, i, "finished", hosted.record, result)
-        else:
-            state = "failed" if hosted.state is MatchState.FAILED else "cancelled"
-            self.store.mark_finished(ev, i, state, hosted.record, {"error": hosted.error})
+        await trio.to_thread.run_sync(self._store_result, hosted, ev, i)
         log.info(
             "event_match_ended",
             event_name=ev,

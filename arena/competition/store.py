@@ -1,13 +1,13 @@
 """The competition database: bots, events and the matches of each event.
 
-SQLite through the standard library (the embedded default: nothing to install or set
-up), one file, ``<records>/competition.sqlite3`` unless ``--database`` says otherwise.
-The schema carries a version (table ``schema_version``); :func:`open_store` creates a new
-database and refuses one of another version, so a later migration has a place to go.
+SQLite in the records folder by default, PostgreSQL when ``--database`` says so (one
+schema, kept by alembic: :mod:`arena.competition.database`). The SQL below is written
+once, through SQLAlchemy Core with named parameters, and runs on both.
 
 Bot keys are 256-bit random tokens; only their SHA-256 is stored (a key that random
 needs no slow hash), so a stolen database holds no usable key. The organiser's power
-over this file is its file permission (created 0600), as for the organiser token.
+over a SQLite file is its file permission (created 0600), as for the organiser token;
+over a PostgreSQL database, its role's grants.
 
 Every write is one transaction: the scheduler marks a match ``running`` with its match
 id before any seat is offered, and ``finished`` with its result once it ends, so after a
@@ -20,49 +20,17 @@ import dataclasses
 import datetime
 import hashlib
 import json
-import os
 import secrets
-import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from arena.competition.database import open_engine
 from arena.errors import ArenaError
-
-SCHEMA_VERSION = 1
-DEFAULT_NAME = "competition.sqlite3"
-
-_SCHEMA = """
-CREATE TABLE schema_version (version INTEGER NOT NULL);
-CREATE TABLE bots (
-    name TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
-    key_sha256 TEXT NOT NULL UNIQUE,
-    disabled INTEGER NOT NULL DEFAULT 0,
-    created TEXT NOT NULL,
-    rotated TEXT
-);
-CREATE TABLE events (
-    name TEXT PRIMARY KEY,
-    format TEXT NOT NULL,
-    settings TEXT NOT NULL,
-    state TEXT NOT NULL,
-    created TEXT NOT NULL
-);
-CREATE TABLE event_matches (
-    event TEXT NOT NULL REFERENCES events(name),
-    idx INTEGER NOT NULL,
-    seats TEXT NOT NULL,
-    seed INTEGER NOT NULL,
-    state TEXT NOT NULL,
-    match_id TEXT,
-    record TEXT,
-    result TEXT,
-    finished TEXT,
-    PRIMARY KEY (event, idx)
-);
-"""
 
 PENDING, RUNNING, FINISHED = "pending", "running", "finished"
 
@@ -97,6 +65,14 @@ class Event:
     created: str
 
 
+class NotFound(ArenaError):
+    """No bot or event of that name (``Competition`` RPCs: NOT_FOUND)."""
+
+
+class NameTaken(ArenaError):
+    """A bot or event of that name exists already (``Competition`` RPCs: ALREADY_EXISTS)."""
+
+
 def key_hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
@@ -105,36 +81,27 @@ def _now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
 
-def database_path(database: str | None, records: str = "records") -> Path:
-    """The SQLite file of ``--database`` (a path or ``sqlite:///path``), by default in
-    the records folder.
-
-    Raises:
-        ArenaError: a PostgreSQL URL (not supported yet: docs/competition.md).
-    """
-    if not database:
-        return Path(records) / DEFAULT_NAME
-    if database.startswith(("postgresql:", "postgres:")):
-        raise ArenaError(
-            "PostgreSQL is not supported yet; use a SQLite file (the default, "
-            "<records>/competition.sqlite3)"
-        )
-    return Path(database.removeprefix("sqlite:///").removeprefix("sqlite://"))
+def _q(sql: str) -> sa.TextClause:
+    return sa.text(sql)
 
 
 class Store:
-    """One connection to the competition database (use it from one thread)."""
+    """The competition database (an engine: safe to share between threads)."""
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
-        self.db = connection
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self.db:  # commit, or roll back on an exception
-            yield self.db
+    def _tx(self) -> Iterator[Connection]:
+        with self.engine.begin() as db:  # commit, or roll back on an exception
+            yield db
+
+    def _read(self, sql: str, **params: Any) -> list[Any]:
+        with self.engine.connect() as db:
+            return list(db.execute(_q(sql), params))
 
     def close(self) -> None:
-        self.db.close()
+        self.engine.dispose()
 
     # -- bots ------------------------------------------------------------------------------
 
@@ -146,15 +113,20 @@ class Store:
         """
         if not name or len(name) > 64 or not all(c.isalnum() or c in "-_." for c in name):
             raise ArenaError(f"bot name {name!r}: use 1-64 letters, digits, '-', '_' or '.'")
+        if not owner.strip() or len(owner) > 200 or not owner.isprintable():
+            raise ArenaError("the owner: 1-200 printable characters")
         key = "bk-" + secrets.token_urlsafe(32)
         try:
             with self._tx() as db:
                 db.execute(
-                    "INSERT INTO bots (name, owner, key_sha256, created) VALUES (?, ?, ?, ?)",
-                    (name, owner, key_hash(key), _now()),
+                    _q(
+                        "INSERT INTO bots (name, owner, key_sha256, disabled, created) "
+                        "VALUES (:name, :owner, :key, 0, :now)"
+                    ),
+                    {"name": name, "owner": owner, "key": key_hash(key), "now": _now()},
                 )
-        except sqlite3.IntegrityError:
-            raise ArenaError(f"a bot named {name!r} is already registered") from None
+        except sa.exc.IntegrityError:
+            raise NameTaken(f"a bot named {name!r} is already registered") from None
         return key
 
     def rotate_key(self, name: str) -> str:
@@ -162,38 +134,44 @@ class Store:
         key = "bk-" + secrets.token_urlsafe(32)
         with self._tx() as db:
             cursor = db.execute(
-                "UPDATE bots SET key_sha256 = ?, rotated = ? WHERE name = ?",
-                (key_hash(key), _now(), name),
+                _q("UPDATE bots SET key_sha256 = :key, rotated = :now WHERE name = :name"),
+                {"key": key_hash(key), "now": _now(), "name": name},
             )
         if cursor.rowcount == 0:
-            raise ArenaError(f"no bot named {name!r}")
+            raise NotFound(f"no bot named {name!r}")
         return key
 
     def set_disabled(self, name: str, disabled: bool) -> None:
         with self._tx() as db:
             cursor = db.execute(
-                "UPDATE bots SET disabled = ? WHERE name = ?", (int(disabled), name)
+                _q("UPDATE bots SET disabled = :disabled WHERE name = :name"),
+                {"disabled": int(disabled), "name": name},
             )
         if cursor.rowcount == 0:
-            raise ArenaError(f"no bot named {name!r}")
+            raise NotFound(f"no bot named {name!r}")
 
     def bots(self) -> list[Bot]:
-        rows = self.db.execute(
-            "SELECT name, owner, disabled, created, rotated FROM bots ORDER BY name"
-        )
+        rows = self._read("SELECT name, owner, disabled, created, rotated FROM bots ORDER BY name")
         return [Bot(r[0], r[1], bool(r[2]), r[3], r[4]) for r in rows]
 
     def bot_by_key(self, key: str) -> Bot | None:
         """The bot whose key this is (looked up by hash), disabled or not."""
-        row = self.db.execute(
-            "SELECT name, owner, disabled, created, rotated FROM bots WHERE key_sha256 = ?",
-            (key_hash(key),),
-        ).fetchone()
-        return Bot(row[0], row[1], bool(row[2]), row[3], row[4]) if row else None
+        rows = self._read(
+            "SELECT name, owner, disabled, created, rotated FROM bots WHERE key_sha256 = :key",
+            key=key_hash(key),
+        )
+        if not rows:
+            return None
+        r = rows[0]
+        return Bot(r[0], r[1], bool(r[2]), r[3], r[4])
+
+    def enabled_bots(self) -> set[str]:
+        """The names of the bots that are not disabled (one query per scheduler pass)."""
+        return {r[0] for r in self._read("SELECT name FROM bots WHERE disabled = 0")}
 
     def enabled(self, name: str) -> bool:
-        row = self.db.execute("SELECT disabled FROM bots WHERE name = ?", (name,)).fetchone()
-        return row is not None and not row[0]
+        rows = self._read("SELECT disabled FROM bots WHERE name = :name", name=name)
+        return bool(rows) and not rows[0][0]
 
     # -- events ----------------------------------------------------------------------------
 
@@ -216,41 +194,64 @@ class Store:
         try:
             with self._tx() as db:
                 db.execute(
-                    "INSERT INTO events (name, format, settings, state, created) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (name, fmt, json.dumps(settings, sort_keys=True), RUNNING, _now()),
+                    _q(
+                        "INSERT INTO events (name, format, settings, state, created) "
+                        "VALUES (:name, :format, :settings, :state, :now)"
+                    ),
+                    {
+                        "name": name,
+                        "format": fmt,
+                        "settings": json.dumps(settings, sort_keys=True),
+                        "state": RUNNING,
+                        "now": _now(),
+                    },
                 )
-                db.executemany(
-                    "INSERT INTO event_matches (event, idx, seats, seed, state) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    [
-                        (name, i, json.dumps(list(seats)), seed, PENDING)
-                        for i, (seats, seed) in enumerate(matches)
-                    ],
-                )
-        except sqlite3.IntegrityError:
-            raise ArenaError(f"an event named {name!r} already exists") from None
+                self._append(db, name, 0, matches)
+        except sa.exc.IntegrityError:
+            raise NameTaken(f"an event named {name!r} already exists") from None
 
     def events(self, state: str | None = None) -> list[Event]:
-        rows = self.db.execute(
-            "SELECT name, format, settings, state, created FROM events ORDER BY created, name"
+        where = "" if state is None else " WHERE state = :state"
+        rows = self._read(
+            f"SELECT name, format, settings, state, created FROM events{where} "
+            "ORDER BY created, name",
+            state=state,
         )
-        found = [Event(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in rows]
-        return [e for e in found if state is None or e.state == state]
+        return [Event(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in rows]
 
     def event(self, name: str) -> Event:
-        for event in self.events():
-            if event.name == name:
-                return event
-        raise ArenaError(f"no event named {name!r}")
+        rows = self._read(
+            "SELECT name, format, settings, state, created FROM events WHERE name = :name",
+            name=name,
+        )
+        if not rows:
+            raise NotFound(f"no event named {name!r}")
+        r = rows[0]
+        return Event(r[0], r[1], json.loads(r[2]), r[3], r[4])
+
+    def finish_event(self, name: str) -> None:
+        """End an event now (a continuous ladder): nothing new starts; what runs ends."""
+        with self._tx() as db:
+            cursor = db.execute(
+                _q("UPDATE events SET state = :state WHERE name = :name"),
+                {"state": FINISHED, "name": name},
+            )
+            db.execute(
+                _q("DELETE FROM event_matches WHERE event = :name AND state = :pending"),
+                {"name": name, "pending": PENDING},
+            )
+        if cursor.rowcount == 0:
+            raise NotFound(f"no event named {name!r}")
 
     def matches(self, event: str, state: str | None = None) -> list[EventMatch]:
-        rows = self.db.execute(
+        where = "" if state is None else " AND state = :state"
+        rows = self._read(
             "SELECT event, idx, seats, seed, state, match_id, record, result "
-            "FROM event_matches WHERE event = ? ORDER BY idx",
-            (event,),
+            f"FROM event_matches WHERE event = :event{where} ORDER BY idx",
+            event=event,
+            state=state,
         )
-        found = [
+        return [
             EventMatch(
                 r[0],
                 r[1],
@@ -263,64 +264,99 @@ class Store:
             )
             for r in rows
         ]
-        return [m for m in found if state is None or m.state == state]
 
-    def mark_running(self, event: str, index: int, match_id: str) -> None:
+    def _set(self, event: str, index: int, **values: Any) -> None:
+        assign = ", ".join(f"{k} = :{k}" for k in values)
         with self._tx() as db:
             db.execute(
-                "UPDATE event_matches SET state = ?, match_id = ? WHERE event = ? AND idx = ?",
-                (RUNNING, match_id, event, index),
+                _q(f"UPDATE event_matches SET {assign} WHERE event = :event AND idx = :idx"),
+                {**values, "event": event, "idx": index},
             )
+
+    def mark_running(self, event: str, index: int, match_id: str) -> None:
+        self._set(event, index, state=RUNNING, match_id=match_id)
 
     def mark_pending(self, event: str, index: int) -> None:
         """Back to the queue: the match never started (no record), so nothing is lost."""
-        with self._tx() as db:
-            db.execute(
-                "UPDATE event_matches SET state = ?, match_id = NULL, record = NULL "
-                "WHERE event = ? AND idx = ?",
-                (PENDING, event, index),
-            )
+        self._set(event, index, state=PENDING, match_id=None, record=None)
 
     def mark_finished(
         self, event: str, index: int, state: str, record: str, result: dict[str, Any]
     ) -> None:
-        """``state``: finished, cancelled or failed; the event ends with its last match."""
+        """``state``: finished, cancelled or failed; the event ends with its last match
+        (a Swiss event after its last round; a ladder of N matches after N; a continuous
+        ladder, ``matches`` 0, only by :meth:`finish_event`)."""
         with self._tx() as db:
             db.execute(
-                "UPDATE event_matches SET state = ?, record = ?, result = ?, finished = ? "
-                "WHERE event = ? AND idx = ?",
-                (state, record, json.dumps(result, sort_keys=True), _now(), event, index),
+                _q(
+                    "UPDATE event_matches SET state = :state, record = :record, "
+                    "result = :result, finished = :now WHERE event = :event AND idx = :idx"
+                ),
+                {
+                    "state": state,
+                    "record": record,
+                    "result": json.dumps(result, sort_keys=True),
+                    "now": _now(),
+                    "event": event,
+                    "idx": index,
+                },
             )
-            left = db.execute(
-                "SELECT COUNT(*) FROM event_matches WHERE event = ? AND state IN (?, ?)",
-                (event, PENDING, RUNNING),
-            ).fetchone()[0]
+            counts = db.execute(
+                _q(
+                    "SELECT COUNT(*), SUM(CASE WHEN state IN (:p, :r) THEN 1 ELSE 0 END) "
+                    "FROM event_matches WHERE event = :event"
+                ),
+                {"p": PENDING, "r": RUNNING, "event": event},
+            ).one()
+            total, left = int(counts[0]), int(counts[1] or 0)
             settings = json.loads(
-                db.execute("SELECT settings FROM events WHERE name = ?", (event,)).fetchone()[0]
+                db.execute(
+                    _q("SELECT settings FROM events WHERE name = :name"), {"name": event}
+                ).scalar_one()
             )
-            total = db.execute(
-                "SELECT COUNT(*) FROM event_matches WHERE event = ?", (event,)
-            ).fetchone()[0]
-            fmt = settings.get("format")
+            fmt, limit = settings.get("format"), int(settings.get("matches", 0))
             more = (
                 fmt == "swiss" and int(settings.get("round", 1)) < int(settings.get("rounds", 1))
-            ) or (fmt == "ladder" and total < int(settings.get("matches", 0)))
+            ) or (fmt == "ladder" and (limit == 0 or total < limit))
             if left == 0 and not more:
-                db.execute("UPDATE events SET state = ? WHERE name = ?", (FINISHED, event))
+                db.execute(
+                    _q("UPDATE events SET state = :state WHERE name = :name AND state = :r"),
+                    {"state": FINISHED, "name": event, "r": RUNNING},
+                )
 
-    def add_matches(self, event: str, matches: Sequence[tuple[tuple[str, ...], int]]) -> None:
-        """Append matches to an event (a ladder's next pairing), at the end."""
-        with self._tx() as db:
-            start = db.execute(
-                "SELECT COUNT(*) FROM event_matches WHERE event = ?", (event,)
-            ).fetchone()[0]
-            db.executemany(
-                "INSERT INTO event_matches (event, idx, seats, seed, state) VALUES (?, ?, ?, ?, ?)",
+    @staticmethod
+    def _append(
+        db: Connection, event: str, start: int, matches: Sequence[tuple[tuple[str, ...], int]]
+    ) -> None:
+        if matches:
+            db.execute(
+                _q(
+                    "INSERT INTO event_matches (event, idx, seats, seed, state) "
+                    "VALUES (:event, :idx, :seats, :seed, :state)"
+                ),
                 [
-                    (event, start + i, json.dumps(list(seats)), seed, PENDING)
+                    {
+                        "event": event,
+                        "idx": start + i,
+                        "seats": json.dumps(list(seats)),
+                        "seed": seed,
+                        "state": PENDING,
+                    }
                     for i, (seats, seed) in enumerate(matches)
                 ],
             )
+
+    def _count(self, db: Connection, event: str) -> int:
+        return int(
+            db.execute(
+                _q("SELECT COUNT(*) FROM event_matches WHERE event = :event"), {"event": event}
+            ).scalar_one()
+        )
+
+    def add_matches(self, event: str, matches: Sequence[tuple[tuple[str, ...], int]]) -> None:
+        """Append matches to an event (a ladder's next pairings), at the end."""
+        with self._tx() as db:
+            self._append(db, event, self._count(db, event), matches)
 
     def add_round(
         self, event: str, round_no: int, matches: Sequence[tuple[tuple[str, ...], int]]
@@ -328,58 +364,25 @@ class Store:
         """Append a Swiss round's matches and move the event to that round, at once."""
         with self._tx() as db:
             settings = json.loads(
-                db.execute("SELECT settings FROM events WHERE name = ?", (event,)).fetchone()[0]
+                db.execute(
+                    _q("SELECT settings FROM events WHERE name = :name"), {"name": event}
+                ).scalar_one()
             )
             if int(settings.get("round", 1)) >= round_no:
                 return  # already added (a second scheduler pass)
             settings["round"] = round_no
             db.execute(
-                "UPDATE events SET settings = ? WHERE name = ?",
-                (json.dumps(settings, sort_keys=True), event),
+                _q("UPDATE events SET settings = :settings WHERE name = :name"),
+                {"settings": json.dumps(settings, sort_keys=True), "name": event},
             )
-            start = db.execute(
-                "SELECT COUNT(*) FROM event_matches WHERE event = ?", (event,)
-            ).fetchone()[0]
-            db.executemany(
-                "INSERT INTO event_matches (event, idx, seats, seed, state) VALUES (?, ?, ?, ?, ?)",
-                [
-                    (event, start + i, json.dumps(list(seats)), seed, PENDING)
-                    for i, (seats, seed) in enumerate(matches)
-                ],
-            )
+            self._append(db, event, self._count(db, event), matches)
 
 
-def open_store(path: Path) -> Store:
-    """Open (creating if new, mode 0600) the competition database at ``path``.
+def open_store(database: str | Path | None, records: str | Path = "records") -> Store:
+    """Open the competition database ``--database`` names (see
+    :func:`arena.competition.database.database_url`), creating and migrating it as needed.
 
     Raises:
-        ArenaError: the file cannot be opened, or holds another schema version.
+        ArenaError: it cannot be opened, or holds a schema newer than this arena's.
     """
-    new = not path.exists()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if new:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
-        db = sqlite3.connect(path, timeout=10, isolation_level=None)
-    except (OSError, sqlite3.Error) as exc:
-        raise ArenaError(f"cannot open the competition database {path}: {exc}") from None
-    db.isolation_level = "DEFERRED"
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA foreign_keys=ON")
-    has_schema = db.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
-    ).fetchone()
-    if not has_schema:
-        with db:
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-    version = db.execute("SELECT version FROM schema_version").fetchone()[0]
-    if version != SCHEMA_VERSION:
-        db.close()
-        raise ArenaError(
-            f"the competition database {path} has schema version {version}; this arena "
-            f"reads version {SCHEMA_VERSION}"
-        )
-    return Store(db)
+    return Store(open_engine(database, records))

@@ -7,6 +7,8 @@ for ``Matches.Watch``: the caller's role comes from :meth:`Access.role_of` (the 
 the events come from :meth:`MatchHost.watch`, which hands out only what the one
 redaction path (:mod:`arena.game.views`) lets a spectator see; spectators are held
 ``--spectator-delay`` behind by the same :class:`DelayedFeed`. Nothing here redacts.
+The pages of one match share one subscription and one encoded log
+(:mod:`arena.http.feed`), so a page costs the referee next to nothing.
 
 Routes: ``/`` the match list, ``/matches/{id}`` a live page (running) or the replay
 viewer (finished), ``/matches/{id}/events`` the event stream (Server-Sent Events, one
@@ -17,7 +19,7 @@ viewer (finished), ``/matches/{id}/events`` the event stream (Server-Sent Events
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import trio
@@ -29,20 +31,17 @@ from starlette.responses import (
     PlainTextResponse,
     RedirectResponse,
     Response,
-    StreamingResponse,
 )
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
-from arena.game import Event
+from arena.http.feed import EventStream, PageFeeds
 from arena.http.metrics import ArenaMetrics
 from arena.http.pages import list_page, live_page, table_config
 from arena.http.replay import replay_html
 from arena.records import read_record
 from arena.server import (
     Access,
-    DelayedFeed,
     HostedMatch,
-    LimitExceeded,
     MatchHost,
     MatchState,
     Refusal,
@@ -52,9 +51,6 @@ from arena.server import (
 )
 
 COOKIE = "arena_token"
-BACKLOG = 4096  # event batches a slow page may fall behind before its stream is cut
-STATUS_EVERY = 0.5  # seconds between two status messages (time banks, faults)
-COALESCE = 0.1  # seconds of events gathered into one write
 OVER = (MatchState.FINISHED, MatchState.CANCELLED, MatchState.FAILED)
 PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -66,10 +62,25 @@ class Denied(Exception):
         self.message = message
 
 
-def build_app(host: MatchHost, access: Access, metrics: ArenaMetrics) -> Starlette:
-    """The app for one server (its host, its access rules, its metrics)."""
-    web = _Web(host, access, metrics)
-    routes = [
+#: The access check a page added by a layer above gets: the caller's role, or the
+#: response that refuses it (401/403), or a redirect that keeps ``?token=`` in a cookie.
+PageGuard = Callable[[Request], Role | Response]
+#: Routes a layer above adds to the app (the competition's standings pages), given the guard.
+PageRoutes = Callable[[PageGuard], Sequence[BaseRoute]]
+
+
+def build_app(
+    host: MatchHost,
+    access: Access,
+    metrics: ArenaMetrics,
+    nursery: trio.Nursery,
+    pages: Sequence[PageRoutes] = (),
+) -> Starlette:
+    """The app for one server (its host, its access rules, its metrics), with the pages
+    of ``pages`` (each judged by the same access check); the event streams' feeds run in
+    ``nursery``."""
+    web = _Web(host, access, metrics, nursery)
+    routes: list[BaseRoute] = [
         Route("/", web.index),
         Route("/api/matches", web.api_matches),
         Route("/matches/{match_id}", web.match_page),
@@ -77,14 +88,19 @@ def build_app(host: MatchHost, access: Access, metrics: ArenaMetrics) -> Starlet
         Route("/metrics", web.metrics_text),
         Route("/healthz", web.healthz),
     ]
+    for add in pages:
+        routes += add(web._page)
     return Starlette(routes=routes)
 
 
 class _Web:
-    def __init__(self, host: MatchHost, access: Access, metrics: ArenaMetrics) -> None:
+    def __init__(
+        self, host: MatchHost, access: Access, metrics: ArenaMetrics, nursery: trio.Nursery
+    ) -> None:
         self.host = host
         self.access = access
         self.metrics = metrics
+        self.feeds = PageFeeds(host, nursery, self._status, metrics)
 
     # -- who is asking -------------------------------------------------------------------
 
@@ -188,56 +204,10 @@ class _Web:
             start = int(request.headers.get("last-event-id", "-1")) + 1
         except ValueError:
             start = 0
-        return StreamingResponse(
-            self._stream(hosted, delay, start),
-            media_type="text/event-stream",
-            headers={"cache-control": "no-store", "x-accel-buffering": "no"},
-        )
+        return EventStream(self.feeds, hosted, delay, start)
 
-    async def _stream(
-        self, hosted: HostedMatch, delay: SpectatorDelay, start: int
-    ) -> AsyncIterator[str]:
-        """The public events (delayed for spectators), then ``end``; status in between."""
-        send, receive = trio.open_memory_channel[list[tuple[int, Event]] | None](BACKLOG)
-
-        def forward(batch: list[tuple[int, Event]] | None) -> None:
-            try:
-                send.send_nowait(batch)
-            except trio.WouldBlock:  # too far behind: cut; the browser reconnects
-                send.close()
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                pass
-
-        feed = DelayedFeed(delay)
-        try:
-            key, past = self.host.watch(hosted.id, forward)
-        except (KeyError, LimitExceeded) as exc:  # gone, or --watches-per-match reached
-            yield f"event: end\ndata: {json.dumps({'error': str(exc)})}\n\n"
-            return
-        self.metrics.open_streams += 1
-        try:
-            yield "retry: 2000\n" + _sse(feed.push(past), start) + self._status(hosted, delay)
-            shown = trio.current_time()
-            async with receive:
-                async for first in receive:
-                    ended, released = False, []
-                    for batch in await _gather(first, receive):
-                        ended = batch is None
-                        released += feed.close() if batch is None else feed.push(batch)
-                    chunk = _sse(released, start)
-                    if ended or trio.current_time() - shown >= STATUS_EVERY:
-                        chunk += self._status(hosted, delay)
-                        shown = trio.current_time()
-                    if ended:
-                        yield chunk + "event: end\ndata: {}\n\n"
-                        return
-                    if chunk:
-                        yield chunk
-        finally:
-            self.host.unwatch(hosted.id, key)
-            self.metrics.open_streams -= 1
-
-    def _status(self, hosted: HostedMatch, delay: SpectatorDelay) -> str:
+    @staticmethod
+    def _status(hosted: HostedMatch, delay: SpectatorDelay) -> str:
         """What is not an event but public: state, time banks, faults per seat, who is
         connected. Counts and kinds only: a fault's reason can name cards in a hand."""
         referee = hosted.referee
@@ -262,31 +232,3 @@ class _Web:
 
     async def healthz(self, request: Request) -> Response:
         return PlainTextResponse("ok\n")
-
-
-async def _gather(
-    first: list[tuple[int, Event]] | None,
-    receive: trio.MemoryReceiveChannel[list[tuple[int, Event]] | None],
-) -> list[list[tuple[int, Event]] | None]:
-    """``first`` and whatever else arrives within :data:`COALESCE`: one write per tenth of a
-    second at most, however fast the bots answer (a person cannot tell; the server can)."""
-    batches = [first]
-    if first is None:
-        return batches
-    await trio.sleep(COALESCE)
-    while True:
-        try:
-            batch = receive.receive_nowait()
-        except (trio.WouldBlock, trio.EndOfChannel):
-            return batches
-        batches.append(batch)
-        if batch is None:
-            return batches
-
-
-def _sse(items: list[tuple[int, Event]], start: int) -> str:
-    return "".join(
-        f"id: {index}\ndata: {json.dumps(event.to_dict(), separators=(',', ':'))}\n\n"
-        for index, event in items
-        if index >= start
-    )

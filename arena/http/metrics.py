@@ -1,29 +1,33 @@
 """The server's Prometheus metrics (``/metrics``): one registry per server, no globals.
 
-Counters and histograms are fed as things happen: decisions, faults, latency and the
-referee's overhead by a wrapper around each match's record writer (every settled decision
-passes through ``Recorder.answer`` with its kind, request time, latency and fault — the
-referee's own clock, so nothing is added to the referee), record write times by the same
-wrapper, bytes by the seat streams. Gauges that describe the present (matches by state, connected
-seats, open pages) are read from the match host when Prometheus scrapes, so they cost
-nothing in between. docs/operations.md ("Metrics") says what each one means.
+Decisions, faults, latency and the referee's overhead are read by a wrapper around each
+match's record writer (every settled decision passes through ``Recorder.answer`` with its
+kind, request time, latency and fault — the referee's own clock), record write times by
+the same wrapper, bytes by the seat streams. The wrapper runs inside the referee's step,
+so it only adds to plain tallies (:class:`Tally`: a list index and an add, under a
+microsecond; ``prometheus_client``'s own histograms take a lock per call, ~10 µs a
+decision); :class:`_Exposed` turns them into Prometheus families when Prometheus scrapes,
+on the same trio thread. Gauges that describe the present (matches by state, connected
+seats, open pages) are read from the match host then too. docs/operations.md ("Metrics")
+says what each one means.
 """
 
 from __future__ import annotations
 
+import bisect
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, cast
 
-from prometheus_client import (
-    CollectorRegistry,
-    Counter,
-    Histogram,
-    disable_created_metrics,
-    generate_latest,
+from prometheus_client import CollectorRegistry, Counter, disable_created_metrics, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
 )
-from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 from arena.game import Recorder
 from arena.server import HostedMatch, MatchHost, MatchState, RecorderFactory
@@ -37,55 +41,73 @@ OVERHEAD_BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01
 WRITE_BUCKETS = (0.00001, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.005, 0.025, 0.1, 1)
 
 
+class Tally:
+    """A histogram kept as plain counts (trio thread only: no lock): ``add`` is a
+    bisect and two additions, cheap enough for the referee's step."""
+
+    def __init__(self, name: str, text: str, buckets: Sequence[float]) -> None:
+        self.name, self.text = name, text
+        self.bounds = list(buckets)
+        self.counts = [0] * (len(self.bounds) + 1)  # the last: above every bound
+        self.sum = 0.0
+
+    def add(self, value: float) -> None:
+        self.counts[bisect.bisect_left(self.bounds, value)] += 1
+        self.sum += value
+
+    def family(self) -> HistogramMetricFamily:
+        cumulative, buckets = 0, []
+        bounds = [*map(floatToGoString, self.bounds), "+Inf"]
+        for bound, count in zip(bounds, self.counts, strict=True):
+            cumulative += count
+            buckets.append((bound, cumulative))
+        return HistogramMetricFamily(self.name, self.text, buckets=buckets, sum_value=self.sum)
+
+
 class ArenaMetrics:
     """Every metric of one ``arena serve``."""
 
     def __init__(self, host: MatchHost) -> None:
         self.host = host
         self.open_streams = 0  # HTTP event streams (pages) open now
-        self.registry = CollectorRegistry(auto_describe=True)
-        r = self.registry
-        self.decisions = Counter(
-            "arena_decisions", "Decisions answered or played by fallback", ["kind"], registry=r
+        self.refused_streams = 0  # HTTP event streams refused (503: too many on a match)
+        self.decisions = dict.fromkeys(("bid", "bury", "play"), 0)
+        self.faults = dict.fromkeys(
+            ("timeout", "illegal_action", "malformed", "unknown_sequence", "disconnected"), 0
         )
-        self.faults = Counter("arena_faults", "Faulted decisions, by kind", ["kind"], registry=r)
-        self.latency = Histogram(
+        self.latency = Tally(
             "arena_decision_latency_seconds",
             "Request sent to answer read, per answered decision (bot time plus network)",
-            buckets=LATENCY_BUCKETS,
-            registry=r,
+            LATENCY_BUCKETS,
         )
-        self.overhead = Histogram(
+        self.overhead = Tally(
             "arena_referee_overhead_seconds",
             "The referee's own time per decision: previous answer read to next request sent",
-            buckets=OVERHEAD_BUCKETS,
-            registry=r,
+            OVERHEAD_BUCKETS,
         )
-        self.record_write = Histogram(
+        self.record_write = Tally(
             "arena_record_write_seconds",
             "Time of one call into a match record writer (lines written and flushed)",
-            buckets=WRITE_BUCKETS,
-            registry=r,
+            WRITE_BUCKETS,
         )
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        # fed by the gRPC thread: prometheus_client's counters lock, which is what they need
         self.bytes_in = Counter(
             "arena_grpc_received_bytes", "Protobuf bytes read from bots' Play streams", registry=r
         )
         self.bytes_out = Counter(
             "arena_grpc_sent_bytes", "Protobuf bytes written to bots' Play streams", registry=r
         )
-        for kind in ("bid", "bury", "play"):
-            self.decisions.labels(kind)
-        for fault in ("timeout", "illegal_action", "malformed", "unknown_sequence", "disconnected"):
-            self.faults.labels(fault)
-        r.register(_PresentState(self))
+        r.register(_Exposed(self))
 
     def decision(self, kind: str, latency: float, fault: str | None) -> None:
         """A decision settled: answered in ``latency`` seconds, or ``fault``."""
-        self.decisions.labels(kind).inc()
+        self.decisions[kind] = self.decisions.get(kind, 0) + 1
         if fault is None:
-            self.latency.observe(latency)
+            self.latency.add(latency)
         else:
-            self.faults.labels(fault).inc()
+            self.faults[fault] = self.faults.get(fault, 0) + 1
 
     # -- other feeds ----------------------------------------------------------------------
 
@@ -131,7 +153,7 @@ class _MeteredRecorder:
     def answer(self, **fields: Any) -> None:
         requested, latency = fields["requested_at_ms"], fields["latency_ms"]
         if self._answered_at is not None and requested >= self._answered_at:
-            self._metrics.overhead.observe((requested - self._answered_at) / 1000)
+            self._metrics.overhead.add((requested - self._answered_at) / 1000)
         self._answered_at = requested + latency
         fault = fields["fault"]
         self._metrics.decision(fields["kind"], latency / 1000, str(fault.kind) if fault else None)
@@ -142,23 +164,41 @@ class _MeteredRecorder:
         try:
             return call(*args, **kwargs)
         finally:
-            self._metrics.record_write.observe(time.perf_counter() - start)
+            self._metrics.record_write.add(time.perf_counter() - start)
 
-    def __getattr__(self, name: str) -> Any:
+    def deck(self, *args: Any) -> None:
+        self._timed(self._inner.deck, *args)
+
+    def events(self, *args: Any) -> None:
+        self._timed(self._inner.events, *args)
+
+    def __getattr__(self, name: str) -> Any:  # the rarer calls (penalty, close …)
         attribute = getattr(self._inner, name)
         if not callable(attribute):
             return attribute
         return lambda *args, **kwargs: self._timed(attribute, *args, **kwargs)
 
 
-class _PresentState(Collector):
-    """Gauges read from the host at scrape time (runs on the trio thread, like the app)."""
+class _Exposed(Collector):
+    """The tallies, and gauges read from the host, at scrape time (on the trio thread,
+    like the app and every feed of the tallies)."""
 
     def __init__(self, metrics: ArenaMetrics) -> None:
         self.metrics = metrics
 
     def collect(self) -> Iterator[Metric]:
-        host = self.metrics.host
+        metrics = self.metrics
+        for name, text, tallied in (
+            ("arena_decisions", "Decisions answered or played by fallback", metrics.decisions),
+            ("arena_faults", "Faulted decisions, by kind", metrics.faults),
+        ):
+            family = CounterMetricFamily(name, text, labels=["kind"])
+            for kind, n in tallied.items():
+                family.add_metric([kind], n)
+            yield family
+        for tally in (metrics.latency, metrics.overhead, metrics.record_write):
+            yield tally.family()
+        host = metrics.host
         states = GaugeMetricFamily(
             "arena_matches", "Matches on this server, by state", labels=["state"]
         )
@@ -182,4 +222,9 @@ class _PresentState(Collector):
             "arena_http_event_streams",
             "Live pages following a match (open event streams)",
             value=self.metrics.open_streams,
+        )
+        yield CounterMetricFamily(
+            "arena_http_event_streams_refused",
+            "Live pages turned away (503) because their match had --pages-per-match already",
+            value=self.metrics.refused_streams,
         )

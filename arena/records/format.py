@@ -8,20 +8,17 @@ line's bytes, and hence the footer's digest, depend only on its content.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import hashlib
-import json
-import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 from arena import __version__
 from arena.errors import ArenaError, InvalidCards, InvalidRules
 from arena.game import EVENTS, Event, FaultPolicy, MatchSetup, TimeControl
-from arena.rules import Card, Rank, RuleSet, codes, parse_cards
-
-T = TypeVar("T")
+from arena.records.models import HeaderModel, encode
+from arena.rules import Card, Rank, RuleSet, codes
+from arena.rules.models import ModelError, Problem, convert
 
 FORMAT: Final = "arena-record"
 VERSION: Final = 2  # 2: the deal_revealed event, the "absent" verdict
@@ -112,32 +109,31 @@ class RecordHeader:
         version = data.get("version")
         if version != VERSION:
             raise RecordError(f"format version {version!r}; this arena reads version {VERSION}")
+        m = _header_model(data)
         try:
-            rules = RuleSet.from_mapping(need(data, "rules", dict))
+            rules = RuleSet.from_mapping(m.rules)
         except InvalidRules as exc:
             raise RecordError(f"header rules: {exc}") from None
         stacked: dict[int, tuple[Card, ...]] = {}
-        for deal, cards in need(data, "stacked", dict).items():
+        for deal, cards in m.stacked.items():
             if not deal.isdigit():
                 raise RecordError(f"header stacked: deal {deal!r} is not a number")
-            stacked[int(deal)] = card_list(cards, f"stacked deck {deal}")
-        seats = []
-        for raw in need(data, "seats", list):
-            if not isinstance(raw, dict):
-                raise RecordError("header seats: each seat must be an object")
-            seats.append(
-                SeatRecord(
-                    need(raw, "name", str),
-                    need(raw, "bot", str),
-                    need(raw, "version", str),
-                    need(raw, "token_sha256", str),
-                )
-            )
+            try:
+                stacked[int(deal)] = convert(cards, tuple[Card, ...])
+            except ModelError as exc:
+                raise RecordError(f"header stacked deck {deal}: {exc.describe()}") from None
+        seats = tuple(SeatRecord(s.name, s.bot, s.version, s.token_sha256) for s in m.seats)
         return cls(
-            need(data, "match_id", str), rules, need(data, "seed", int), tuple(seats), stacked,
-            _clock(need(data, "time_control", dict)), _policy(need(data, "policy", dict)),
-            need(data, "arena_version", str),
+            m.match_id, rules, m.seed, seats, stacked, _clock(m.time_control),
+            _policy(m.policy), m.arena_version,
         )  # fmt: skip
+
+
+def _header_model(data: Mapping[str, Any]) -> HeaderModel:
+    try:
+        return convert(data, HeaderModel)
+    except ModelError as exc:
+        raise RecordError(exc.describe()) from None
 
 
 def _clock(data: Mapping[str, Any]) -> TimeControl:
@@ -157,57 +153,21 @@ def _policy(data: Mapping[str, Any]) -> FaultPolicy:
 # -- encoding ----------------------------------------------------------------------------
 
 
-_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-_ASCII_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
-
-
 def dump_line(obj: Mapping[str, Any]) -> bytes:
-    """The one encoding of a line: compact JSON, UTF-8, keys in the given order, ``\\n``."""
-    try:
-        return _ENCODER.encode(obj).encode("utf-8") + b"\n"
-    except UnicodeEncodeError:  # a lone surrogate (say, in a seat name): escape everything
-        return _ASCII_ENCODER.encode(obj).encode() + b"\n"
+    """The one encoding of a line: compact JSON, UTF-8, keys in the given order, ``\\n``
+    (:func:`arena.records.models.encode`)."""
+    return encode(obj if isinstance(obj, dict) else dict(obj))
 
-
-def need(data: Mapping[str, Any], key: str, kind: type[T]) -> T:
-    """``data[key]``, which must be a ``kind`` (an int is never a bool here)."""
-    if key not in data:
-        raise RecordError(f"missing {key!r}")
-    value = data[key]
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise RecordError(f"{key!r} must be {_KIND_NAMES.get(kind, kind.__name__)}: {value!r}")
-    return value
-
-
-def card_list(raw: Any, what: str) -> tuple[Card, ...]:
-    if not isinstance(raw, list) or not all(isinstance(c, str) for c in raw):
-        raise RecordError(f"{what} must be a list of card codes")
-    try:
-        return tuple(parse_cards(raw))
-    except InvalidCards as exc:
-        raise RecordError(f"{what}: {exc}") from None
-
-
-_KIND_NAMES: Final[dict[type, str]] = {
-    int: "a whole number",
-    str: "a string",
-    dict: "an object",
-    list: "a list",
-    float: "a number",
-}
 
 # -- events from JSON --------------------------------------------------------------------
 
 EVENT_TYPES: Final[dict[str, type[Event]]] = {cls.type: cls for cls in EVENTS}
 """Every event a record may hold, by its ``type``."""
 
-Converter = Callable[[Any], Any]
-_CONVERTERS: dict[type[Event], list[tuple[str, Converter]]] = {}
-
 
 def event_from_dict(data: Mapping[str, Any]) -> Event:
-    """Rebuild an event from its ``to_dict()`` form; strict: the rebuilt event must
-    give back exactly ``data``.
+    """Rebuild an event from its ``to_dict()`` form (the event's dataclass is its model);
+    strict: the rebuilt event must give back exactly ``data``.
 
     Raises:
         RecordError: an unknown type, a missing or extra key, or a value of the wrong kind.
@@ -216,16 +176,12 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
     cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise RecordError(f"unknown event type {kind!r}")
-    converters = _CONVERTERS.get(cls) or _CONVERTERS.setdefault(cls, _converters_for(cls))
-    values = {}
-    for name, convert in converters:
-        if name not in data:
-            raise RecordError(f"{kind} event without {name!r}")
-        try:
-            values[name] = convert(data[name])
-        except (TypeError, ValueError) as exc:
-            raise RecordError(f"{kind} event: {name!r} {exc}") from None
-    event = cls(**values)
+    try:
+        event: Event = convert(_ranks_parsed(data, cls), cls)
+    except ModelError as exc:
+        if exc.problem is Problem.MISSING:
+            raise RecordError(f"{kind} event without {exc.path!r}") from None
+        raise RecordError(f"{kind} event: {exc.describe()}") from None
     if event.to_dict() != dict(data):
         extra = sorted(set(data) - set(event.to_dict()))
         what = f"unknown keys {extra}" if extra else "values not in their standard form"
@@ -233,60 +189,31 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
     return event
 
 
-def _converters_for(cls: type[Event]) -> list[tuple[str, Converter]]:
-    hints = typing.get_type_hints(cls)
-    return [(f.name, _converter(hints[f.name])) for f in dataclasses.fields(cls)]
-
-
-def _converter(hint: Any) -> Converter:
-    if hint is Card:
-        return lambda v: Card.parse(_str(v))
-    if hint is Rank:
-        return lambda v: Rank.parse(_str(v))
-    if hint is int or hint is str:
-        return _plain(hint)
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):  # Side, Termination, Suit
-        return _member(hint)
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin is tuple:
-        items = [_converter(a) for a in args if a is not Ellipsis]
-        if len(args) == 2 and args[1] is Ellipsis:
-            return lambda v: tuple(items[0](x) for x in _list(v))
-        return lambda v: tuple(c(x) for c, x in zip(items, _list(v, len(items)), strict=True))
-    if origin in (types.UnionType, typing.Union) and type(None) in args:
-        (inner,) = [a for a in args if a is not type(None)]
-        convert = _converter(inner)
-        return lambda v: None if v is None else convert(v)
-    raise TypeError(f"no record converter for {hint!r}")  # pragma: no cover - a new field type
-
-
-def _plain(kind: type) -> Converter:
-    def convert(v: Any) -> Any:
-        if not isinstance(v, kind) or isinstance(v, bool):
-            raise ValueError(f"must be {_KIND_NAMES[kind]}, not {v!r}")
-        return v
-
-    return convert
-
-
-def _member(kind: type[enum.Enum]) -> Converter:
-    def convert(v: Any) -> Any:
+def _ranks_parsed(data: Mapping[str, Any], cls: type[Event]) -> Mapping[str, Any]:
+    """``data`` with its ranks' codes (``"T"``) as :class:`Rank` values: ``Rank`` is an
+    ``IntEnum``, which msgspec reads from its number, while records write its code."""
+    names = _RANK_FIELDS.get(cls)
+    if names is None:
+        hints = typing.get_type_hints(cls)
+        names = _RANK_FIELDS[cls] = tuple(f for f, h in hints.items() if _holds_rank(h))
+    if not names:
+        return data
+    out = dict(data)
+    for name in names:
+        value = out.get(name)
         try:
-            return kind(_str(v))
-        except ValueError:
-            words = ", ".join(repr(m.value) for m in kind)
-            raise ValueError(f"must be one of {words}, not {v!r}") from None
-
-    return convert
-
-
-def _str(v: Any) -> str:
-    if not isinstance(v, str):
-        raise ValueError(f"must be a code, not {v!r}")
-    return v
+            if isinstance(value, str):
+                out[name] = Rank.parse(value)
+            elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+                out[name] = [Rank.parse(v) for v in value]
+        except InvalidCards as exc:
+            raise ModelError(name, Problem.INVALID, value=value, detail=str(exc)) from None
+    return out
 
 
-def _list(v: Any, length: int | None = None) -> list[Any]:
-    if not isinstance(v, list) or (length is not None and len(v) != length):
-        raise ValueError(f"must be a list{f' of {length}' if length else ''}, not {v!r}")
-    return v
+def _holds_rank(hint: Any) -> bool:
+    """``Rank``, ``tuple[Rank, Rank]``, ``Rank | None``: a field whose values are ranks."""
+    return hint is Rank or any(_holds_rank(arg) for arg in typing.get_args(hint))
+
+
+_RANK_FIELDS: dict[type[Event], tuple[str, ...]] = {}

@@ -1,8 +1,11 @@
 """The typed content of each record line (docs/records.md), parsed from its JSON.
 
-Every parser takes the decoded object of one line and returns a frozen value, or raises
-:class:`~arena.records.format.RecordError` naming what is wrong; the reader turns that
-into a problem on that line.
+Every parser checks the decoded object of one line against its model
+(:mod:`arena.records.models`, validated by msgspec) and returns a frozen value, or
+raises :class:`~arena.records.format.RecordError` naming what is wrong; the reader turns
+that into a problem on that line. What a model cannot say (a fault exactly when the
+verdict is ``fault``, the digest's form, the footer's result being ``match_ended``) is
+checked here after it.
 """
 
 from __future__ import annotations
@@ -12,10 +15,19 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from arena.game import Event, FaultKind, Kind, MatchEnded, Ruling
-from arena.records.format import RecordError, RecordHeader, card_list, event_from_dict, need
+from arena.records.format import RecordError, RecordHeader, event_from_dict
+from arena.records.models import (
+    MODELS,
+    AnswerModel,
+    CancelModel,
+    DeckModel,
+    EventModel,
+    FooterModel,
+    ForfeitModel,
+    PenaltyModel,
+)
 from arena.rules import Card
-
-_MISSING: Final = object()
+from arena.rules.models import ModelError, Problem, convert
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -92,77 +104,75 @@ Input = AnswerLine | PenaltyLine | ForfeitLine | CancelLine
 Item = RecordHeader | DeckLine | EventLine | Input | Footer
 
 
+def _model(d: Mapping[str, Any], kind: str) -> Any:
+    try:
+        return convert(d, MODELS[kind])
+    except ModelError as exc:
+        raise RecordError(_wording(exc, d)) from None
+
+
+def _wording(exc: ModelError, d: Mapping[str, Any]) -> str:
+    """The reader's messages for what the model refused (docs/records.md's terms)."""
+    special = _SPECIAL.get(exc.path) if exc.problem in _REFUSED else None
+    return special(exc.value) if special else exc.describe()
+
+
+_REFUSED: Final = frozenset({Problem.VALUE, Problem.TYPE})
+_SPECIAL: Final[dict[str, Callable[[Any], str]]] = {
+    "kind": lambda v: f"answer kind {v!r} is not bid, bury or play",
+    "verdict": lambda v: f"verdict {v!r} is not accepted, fault or absent",
+    "fault.kind": lambda v: f"no fault {v!r}",
+}
+"""Fields whose refusal the reader words itself: the values they take, by name."""
+
+
 def _deck(d: Mapping[str, Any], n: int) -> DeckLine:
-    cards = card_list(need(d, "cards", list), "deck cards")
-    return DeckLine(n, need(d, "deal", int), need(d, "attempt", int), cards)
+    m: DeckModel = _model(d, "deck")
+    return DeckLine(n, m.deal, m.attempt, m.cards)
 
 
 def _event(d: Mapping[str, Any], n: int) -> EventLine:
-    return EventLine(n, event_from_dict(need(d, "event", dict)))
+    m: EventModel = _model(d, "event")
+    return EventLine(n, event_from_dict(m.event))
 
 
 def _answer(d: Mapping[str, Any], n: int) -> AnswerLine:
-    try:
-        kind = Kind(need(d, "kind", str))
-    except ValueError:
-        raise RecordError(f"answer kind {d['kind']!r} is not bid, bury or play") from None
-    sent = None if d.get("sent", 0) is None else card_list(need(d, "sent", list), "sent")
-    text = need(d, "verdict", str)
-    fault = d.get("fault", _MISSING)
-    if fault is _MISSING:
-        raise RecordError("missing 'fault'")
-    try:
-        verdict = Ruling(text)
-    except ValueError:
-        raise RecordError(f"verdict {text!r} is not accepted, fault or absent") from None
-    if (fault is None) == (verdict is Ruling.FAULT):
-        raise RecordError(f"a {verdict} answer {'with' if fault else 'without'} a fault")
+    m: AnswerModel = _model(d, "answer")
+    if (m.fault is None) == (m.verdict is Ruling.FAULT):
+        raise RecordError(f"a {m.verdict} answer {'with' if m.fault else 'without'} a fault")
     fault_kind: FaultKind | None = None
     fault_reason: str | None = None
-    if fault is not None:
-        fault = need(d, "fault", dict)
-        word, fault_reason = need(fault, "kind", str), need(fault, "reason", str)
-        try:
-            fault_kind = FaultKind(word)
-        except ValueError:
-            raise RecordError(f"no fault {word!r}") from None
+    if m.fault is not None:
+        fault_kind, fault_reason = m.fault.kind, m.fault.reason
     return AnswerLine(
-        n, need(d, "seat", int), need(d, "seq", int), kind, sent,
-        card_list(need(d, "played", list), "played"),
-        _number(d, "requested_at_ms"), _number(d, "latency_ms"), verdict, fault_kind, fault_reason,
+        n, m.seat, m.seq, m.kind, m.sent, m.played, m.requested_at_ms, m.latency_ms,
+        m.verdict, fault_kind, fault_reason,
     )  # fmt: skip
 
 
-def _number(d: Mapping[str, Any], key: str) -> float:
-    value = d.get(key)
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise RecordError(f"{key!r} must be a number: {value!r}")
-    return float(value)
-
-
 def _penalty(d: Mapping[str, Any], n: int) -> PenaltyLine:
-    return PenaltyLine(n, need(d, "team", int), need(d, "points", int), need(d, "reason", str))
+    m: PenaltyModel = _model(d, "penalty")
+    return PenaltyLine(n, m.team, m.points, m.reason)
 
 
 def _forfeit(d: Mapping[str, Any], n: int) -> ForfeitLine:
-    return ForfeitLine(n, need(d, "team", int), need(d, "reason", str))
+    m: ForfeitModel = _model(d, "forfeit")
+    return ForfeitLine(n, m.team, m.reason)
 
 
 def _cancel(d: Mapping[str, Any], n: int) -> CancelLine:
-    return CancelLine(n, need(d, "reason", str))
+    m: CancelModel = _model(d, "cancel")
+    return CancelLine(n, m.reason)
 
 
 def _footer(d: Mapping[str, Any], n: int) -> Footer:
-    result = event_from_dict(need(d, "result", dict))
+    m: FooterModel = _model(d, "footer")
+    result = event_from_dict(m.result)
     if not isinstance(result, MatchEnded):
         raise RecordError(f"footer result is a {result.type} event, not match_ended")
-    faults = need(d, "faults", list)
-    if not all(isinstance(f, dict) for f in faults):
-        raise RecordError("footer faults must be objects")
-    digest = need(d, "digest", str)
-    if not digest.startswith("sha256:"):
-        raise RecordError(f"footer digest {digest!r} is not sha256:<hex>")
-    return Footer(n, result, tuple(faults), need(d, "lines", int), digest)
+    if not m.digest.startswith("sha256:"):
+        raise RecordError(f"footer digest {m.digest!r} is not sha256:<hex>")
+    return Footer(n, result, m.faults, m.lines, m.digest)
 
 
 def _header(d: Mapping[str, Any], n: int) -> RecordHeader:

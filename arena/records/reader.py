@@ -17,7 +17,9 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
+
+import msgspec
 
 from arena.game import Event, MatchEnded
 from arena.records.format import RecordError, RecordHeader
@@ -182,20 +184,28 @@ def parse_record(data: bytes, name: str = "<record>") -> Record:
 
 
 def _decode(chunk: bytes) -> dict[str, Any] | str:
-    """The line's JSON object, or the reason it is not one."""
+    """The line's JSON object, or the reason it is not one. msgspec decodes (fast); a
+    line it refuses goes to the stdlib, which reads lone surrogates (``"\\ud800"``, in a
+    seat name escaped by the writer) and words the reason."""
     try:
         text = chunk.decode("utf-8")
     except UnicodeDecodeError as exc:
         return f"not UTF-8 (byte {exc.start})"
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return f"not valid JSON: {exc.msg} at column {exc.colno}"
-    except RecursionError:
-        return "not valid JSON: nested too deeply"
+        data = _JSON.decode(text)
+    except (msgspec.DecodeError, RecursionError):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return f"not valid JSON: {exc.msg} at column {exc.colno}"
+        except RecursionError:
+            return "not valid JSON: nested too deeply"
     if not isinstance(data, dict):
         return f"not a JSON object but {type(data).__name__}"
     return data
+
+
+_JSON: Final = msgspec.json.Decoder()
 
 
 def _parse(

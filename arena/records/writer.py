@@ -120,6 +120,7 @@ class RecordWriter:
         """One answer fed to the machine: what the seat sent (``None``: nothing usable),
         what was played (its answer, or the fallback on a ``fault``, or while the seat
         is ``absent`` after its disconnection was charged), and when."""
+        ruling = Ruling.FAULT if fault is not None else Ruling.ABSENT if absent else Ruling.ACCEPTED
         line: dict[str, Any] = {
             "type": "answer",
             "seat": seat,
@@ -129,9 +130,7 @@ class RecordWriter:
             "played": codes(played),
             "requested_at_ms": requested_at_ms,
             "latency_ms": latency_ms,
-            "verdict": (
-                Ruling.FAULT if fault is not None else Ruling.ABSENT if absent else Ruling.ACCEPTED
-            ).value,
+            "verdict": ruling,  # a StrEnum member: JSON writes its word
             "fault": None if fault is None else {"kind": str(fault.kind), "reason": fault.reason},
         }
         self._write([line])

@@ -29,7 +29,15 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from arena.server.app import ArenaServer, Extension, Plugin, open_arena_server
     from arena.server.archive import live_info
     from arena.server.bridge import AsyncioOutbox, call_in_trio_nowait, run_in_trio
-    from arena.server.convert import cards_from_pb, cards_to_pb, event_to_pb
+    from arena.server.convert import (
+        cards_from_pb,
+        cards_to_pb,
+        event_to_pb,
+        rules_from_pb,
+        rules_to_pb,
+        time_control_from_pb,
+        time_control_to_pb,
+    )
     from arena.server.host import (
         PROTOCOL,
         HostedMatch,
@@ -49,6 +57,8 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from arena.server.recording import record_factory
     from arena.server.spectate import DelayedFeed, SpectatorDelay
     from arena.server.tls import ServerTls, channel_credentials
+    from arena.server.workers.pool import die_with_parent
+    from arena.server.workers.run import WorkersServer, open_workers_server
 
 # name -> the module that defines it
 _FRONT: dict[str, str] = {
@@ -70,6 +80,10 @@ _FRONT: dict[str, str] = {
     "cards_from_pb": "convert",
     "cards_to_pb": "convert",
     "event_to_pb": "convert",
+    "rules_from_pb": "convert",
+    "rules_to_pb": "convert",
+    "time_control_from_pb": "convert",
+    "time_control_to_pb": "convert",
     "PROTOCOL": "host",
     "HostedMatch": "host",
     "MatchHost": "host",
@@ -87,6 +101,9 @@ _FRONT: dict[str, str] = {
     "SpectatorDelay": "spectate",
     "ServerTls": "tls",
     "channel_credentials": "tls",
+    "die_with_parent": "workers.pool",
+    "WorkersServer": "workers.run",
+    "open_workers_server": "workers.run",
 }
 
 __all__ = [
@@ -108,22 +125,29 @@ __all__ = [
     "Role",
     "ServerTls",
     "SpectatorDelay",
+    "WorkersServer",
     "add_limit_options",
     "call_in_trio_nowait",
     "cards_from_pb",
     "cards_to_pb",
     "channel_credentials",
     "default_token_file",
+    "die_with_parent",
     "event_to_pb",
     "limits_of",
     "live_info",
     "load_or_create_token",
     "loose_permissions",
     "open_arena_server",
+    "open_workers_server",
     "read_token_file",
     "record_factory",
     "records_problem",
+    "rules_from_pb",
+    "rules_to_pb",
     "run_in_trio",
+    "time_control_from_pb",
+    "time_control_to_pb",
     "token_hash",
 ]
 

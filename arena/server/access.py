@@ -59,6 +59,13 @@ REQUIRED: dict[str, frozenset[Role]] = {
     "/arena.v1.Matches/FetchRecord": WATCHERS,
     "/arena.v1.Lobby/Join": ANYONE,  # the bot key is in the request; the lobby checks it
     "/arena.v1.Competition/Standings": WATCHERS,
+    "/arena.v1.Competition/AddBot": ORGANISER_ONLY,
+    "/arena.v1.Competition/ListBots": ORGANISER_ONLY,
+    "/arena.v1.Competition/SetBotDisabled": ORGANISER_ONLY,
+    "/arena.v1.Competition/RotateBotKey": ORGANISER_ONLY,
+    "/arena.v1.Competition/CreateEvent": ORGANISER_ONLY,
+    "/arena.v1.Competition/ListEvents": WATCHERS,
+    "/arena.v1.Competition/FinishEvent": ORGANISER_ONLY,
     "/grpc.health.v1.Health/Check": ANYONE,
     "/grpc.health.v1.Health/Watch": ANYONE,
     "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": ANYONE,

@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -32,6 +33,9 @@ class Extension:
     register: Registration  # adds the servicer to the gRPC server
     run: Callable[[], Awaitable[None]] | None = None  # a task for the server's lifetime
     closing: Callable[[], None] | None = None  # told before the server cancels its matches
+    # pages for ``--http``: given the HTTP side's access check (a request -> its role, or
+    # the refusal to send), the Starlette routes to add (arena.http.app.PageRoutes)
+    http_routes: Callable[[Any], Sequence[Any]] | None = None
 
 
 Plugin = Callable[[MatchHost, trio.lowlevel.TrioToken], Extension]
@@ -132,7 +136,8 @@ async def open_arena_server(
             if http is not None and metrics is not None:
                 from arena.http.serve import start_http
 
-                http_url = await start_http(nursery, http, host, access, metrics)
+                pages = [e.http_routes for e in extensions if e.http_routes is not None]
+                http_url = await start_http(nursery, http, host, access, metrics, pages)
             try:
                 yield ArenaServer(host, grpc_thread, access, http_url)
             finally:

@@ -62,6 +62,8 @@ class Limits:
     watches_per_match: int = 64
     #: batches of events queued for one slow Watch reader before its stream is ended
     watch_backlog: int = 20_000
+    #: live pages (HTTP event streams of ``--http``) on one match at once
+    pages_per_match: int = 64
     #: live (waiting or running) matches one organiser may have
     matches_per_organiser: int = 64
     #: live matches on the whole server
@@ -124,6 +126,8 @@ _FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--watches-per-match", "watches_per_match", int, "Watch streams on one match"),
     ("--watch-backlog", "watch_backlog", int,
      "event batches queued for a slow Watch reader before its stream is ended"),
+    ("--pages-per-match", "pages_per_match", int,
+     "live pages (HTTP event streams, --http) on one match; more get 503"),
     ("--matches-per-organiser", "matches_per_organiser", int,
      "live matches one organiser (client address) may have"),
     ("--matches-total", "matches_total", int, "live matches on the server"),

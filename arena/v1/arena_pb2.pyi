@@ -2150,8 +2150,16 @@ class CreateMatchResponse(_message.Message):
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     SEAT_TOKENS_FIELD_NUMBER: _builtins.int
+    SEAT_ADDRESS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """the new match's id"""
+    seat_address: _builtins.str
+    """host:port where the seat tokens play (ARENA_SERVER for the bots). Empty: this
+    server's own address. `arena serve --workers N` runs the match in a worker
+    process with its own port (docs/workers.md); a bot that dials the front
+    address instead is refused with FAILED_PRECONDITION and the trailing
+    metadata `arena-seat-address: host:port`, which botkit follows.
+    """
     @_builtins.property
     def seat_tokens(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """index = seat; hand each to one bot, keep them secret"""
@@ -2161,10 +2169,11 @@ class CreateMatchResponse(_message.Message):
         *,
         match_id: _builtins.str = ...,
         seat_tokens: _abc.Iterable[_builtins.str] | None = ...,
+        seat_address: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "seat_tokens", b"seat_tokens"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "seat_address", b"seat_address", "seat_tokens", b"seat_tokens"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2650,3 +2659,411 @@ class StandingsReply(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___StandingsReply: _TypeAlias = StandingsReply  # noqa: Y015
+
+@_typing.final
+class AddBotRequest(_message.Message):
+    """A bot to register (arena bots add NAME --owner WHO)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """1-64 letters, digits, '-', '_' or '.'"""
+    owner: _builtins.str
+    """who runs it (for the organiser)"""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        owner: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "owner", b"owner"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddBotRequest: _TypeAlias = AddBotRequest  # noqa: Y015
+
+@_typing.final
+class BotKeyReply(_message.Message):
+    """A bot's new key: shown once, stored by the server only as its SHA-256."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    BOT_KEY_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """the registered name"""
+    bot_key: _builtins.str
+    """the long-lived key for Lobby.Join"""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        bot_key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "bot_key", b"bot_key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotKeyReply: _TypeAlias = BotKeyReply  # noqa: Y015
+
+@_typing.final
+class RotateBotKeyRequest(_message.Message):
+    """Which bot's key to replace (the old one stops working at once)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """the registered bot"""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RotateBotKeyRequest: _TypeAlias = RotateBotKeyRequest  # noqa: Y015
+
+@_typing.final
+class SetBotDisabledRequest(_message.Message):
+    """Keep a bot out of the lobby and of new matches (disabled = true), or let it back."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    DISABLED_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """the registered bot"""
+    disabled: _builtins.bool
+    """true: disable it; false: enable it again"""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        disabled: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["disabled", b"disabled", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetBotDisabledRequest: _TypeAlias = SetBotDisabledRequest  # noqa: Y015
+
+@_typing.final
+class BotInfo(_message.Message):
+    """A registered bot (never its key)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
+    DISABLED_FIELD_NUMBER: _builtins.int
+    CREATED_FIELD_NUMBER: _builtins.int
+    KEY_ROTATED_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """the registered name"""
+    owner: _builtins.str
+    """who runs it"""
+    disabled: _builtins.bool
+    """kept out of the lobby and of new matches"""
+    created: _builtins.str
+    """ISO 8601, UTC"""
+    key_rotated: _builtins.str
+    """ISO 8601, UTC; empty if never rotated"""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        owner: _builtins.str = ...,
+        disabled: _builtins.bool = ...,
+        created: _builtins.str = ...,
+        key_rotated: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "disabled", b"disabled", "key_rotated", b"key_rotated", "name", b"name", "owner", b"owner"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotInfo: _TypeAlias = BotInfo  # noqa: Y015
+
+@_typing.final
+class ListBotsRequest(_message.Message):
+    """Which bots to list: every registered bot (no filter yet)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListBotsRequest: _TypeAlias = ListBotsRequest  # noqa: Y015
+
+@_typing.final
+class ListBotsReply(_message.Message):
+    """The registered bots."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotInfo]:
+        """by name"""
+
+    def __init__(
+        self,
+        *,
+        bots: _abc.Iterable[Global___BotInfo] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListBotsReply: _TypeAlias = ListBotsReply  # noqa: Y015
+
+@_typing.final
+class CreateEventRequest(_message.Message):
+    """An event to schedule (arena events create; docs/competition.md). Every field but
+    name and bots is optional.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class RulesEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    NAME_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
+    RULES_FIELD_NUMBER: _builtins.int
+    ROUNDS_FIELD_NUMBER: _builtins.int
+    MATCHES_FIELD_NUMBER: _builtins.int
+    NO_DUPLICATE_FIELD_NUMBER: _builtins.int
+    TIME_CONTROL_FIELD_NUMBER: _builtins.int
+    POLICY_FIELD_NUMBER: _builtins.int
+    MAX_FAULTS_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    SELF_PLAY_FIELD_NUMBER: _builtins.int
+    CONNECT_TIMEOUT_S_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """the event's name, unique (1-64 characters)"""
+    format: _builtins.str
+    """"round-robin" (default when empty), "swiss", "ladder" """
+    rounds: _builtins.int
+    """round robin: times each meeting; Swiss: rounds; 0 = 1"""
+    matches: _builtins.int
+    """ladder: matches in all; 0 = a continuous ladder"""
+    no_duplicate: _builtins.bool
+    """no swapped replay of each deal"""
+    policy: _builtins.str
+    """"lenient" (default when empty) or "strict" """
+    max_faults: _builtins.int
+    """lenient: faults per team; 0 = the default"""
+    seed: _builtins.int
+    """the event's deals"""
+    self_play: _builtins.bool
+    """a bot may take several seats of a match"""
+    connect_timeout_s: _builtins.float
+    """seconds a seated bot has to connect; 0 = 30"""
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """registered bot names (a name twice: self_play only)"""
+
+    @_builtins.property
+    def rules(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """variant key -> JSON value, as in CreateMatchRequest"""
+
+    @_builtins.property
+    def time_control(self) -> Global___TimeControl:
+        """unset fields take the defaults"""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        format: _builtins.str = ...,
+        bots: _abc.Iterable[_builtins.str] | None = ...,
+        rules: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        rounds: _builtins.int = ...,
+        matches: _builtins.int = ...,
+        no_duplicate: _builtins.bool = ...,
+        time_control: Global___TimeControl | None = ...,
+        policy: _builtins.str = ...,
+        max_faults: _builtins.int = ...,
+        seed: _builtins.int = ...,
+        self_play: _builtins.bool = ...,
+        connect_timeout_s: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["time_control", b"time_control"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "connect_timeout_s", b"connect_timeout_s", "format", b"format", "matches", b"matches", "max_faults", b"max_faults", "name", b"name", "no_duplicate", b"no_duplicate", "policy", b"policy", "rounds", b"rounds", "rules", b"rules", "seed", b"seed", "self_play", b"self_play", "time_control", b"time_control"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateEventRequest: _TypeAlias = CreateEventRequest  # noqa: Y015
+
+@_typing.final
+class CreateEventReply(_message.Message):
+    """The event as scheduled."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENT_FIELD_NUMBER: _builtins.int
+    SUMMARY_FIELD_NUMBER: _builtins.int
+    MATCHES_FIELD_NUMBER: _builtins.int
+    event: _builtins.str
+    """the event's name"""
+    summary: _builtins.str
+    """one line, as arena events create prints it"""
+    matches: _builtins.int
+    """matches scheduled now (a ladder pairs them as it goes)"""
+    def __init__(
+        self,
+        *,
+        event: _builtins.str = ...,
+        summary: _builtins.str = ...,
+        matches: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "matches", b"matches", "summary", b"summary"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateEventReply: _TypeAlias = CreateEventReply  # noqa: Y015
+
+@_typing.final
+class ListEventsRequest(_message.Message):
+    """Which events to list: every event (no filter yet)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListEventsRequest: _TypeAlias = ListEventsRequest  # noqa: Y015
+
+@_typing.final
+class EventInfo(_message.Message):
+    """An event and how far it is."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    MATCHES_FIELD_NUMBER: _builtins.int
+    PLAYED_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """the event's name"""
+    format: _builtins.str
+    """"round-robin", "swiss" or "ladder" """
+    state: _builtins.str
+    """"running" or "finished" """
+    matches: _builtins.int
+    """scheduled so far"""
+    played: _builtins.int
+    """of which over (finished, cancelled or failed)"""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        format: _builtins.str = ...,
+        state: _builtins.str = ...,
+        matches: _builtins.int = ...,
+        played: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["format", b"format", "matches", b"matches", "name", b"name", "played", b"played", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EventInfo: _TypeAlias = EventInfo  # noqa: Y015
+
+@_typing.final
+class ListEventsReply(_message.Message):
+    """The events."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___EventInfo]:
+        """oldest first"""
+
+    def __init__(
+        self,
+        *,
+        events: _abc.Iterable[Global___EventInfo] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListEventsReply: _TypeAlias = ListEventsReply  # noqa: Y015
+
+@_typing.final
+class FinishEventRequest(_message.Message):
+    """End an event now (a continuous ladder): nothing new starts, running matches end."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """the event's name"""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FinishEventRequest: _TypeAlias = FinishEventRequest  # noqa: Y015

@@ -565,9 +565,10 @@ class Lobby:
 
 
 class CompetitionStub:
-    """Competition results for organisers and spectators (docs/competition.md). Access:
-    the organiser's or a spectator's token, as for Matches.List; NOT_FOUND for an
-    unknown event.
+    """Competitions over gRPC (docs/competition.md). Standings: the organiser's or a
+    spectator's token, as for Matches.List; the rest: the organiser's. NOT_FOUND for an
+    unknown event or bot, ALREADY_EXISTS for a name taken, INVALID_ARGUMENT for a bad
+    setting.
     """
 
     def __init__(self, channel):
@@ -581,16 +582,101 @@ class CompetitionStub:
                 request_serializer=arena_dot_v1_dot_arena__pb2.StandingsRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_arena__pb2.StandingsReply.FromString,
                 _registered_method=True)
+        self.AddBot = channel.unary_unary(
+                '/arena.v1.Competition/AddBot',
+                request_serializer=arena_dot_v1_dot_arena__pb2.AddBotRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.BotKeyReply.FromString,
+                _registered_method=True)
+        self.ListBots = channel.unary_unary(
+                '/arena.v1.Competition/ListBots',
+                request_serializer=arena_dot_v1_dot_arena__pb2.ListBotsRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.ListBotsReply.FromString,
+                _registered_method=True)
+        self.SetBotDisabled = channel.unary_unary(
+                '/arena.v1.Competition/SetBotDisabled',
+                request_serializer=arena_dot_v1_dot_arena__pb2.SetBotDisabledRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.BotInfo.FromString,
+                _registered_method=True)
+        self.RotateBotKey = channel.unary_unary(
+                '/arena.v1.Competition/RotateBotKey',
+                request_serializer=arena_dot_v1_dot_arena__pb2.RotateBotKeyRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.BotKeyReply.FromString,
+                _registered_method=True)
+        self.CreateEvent = channel.unary_unary(
+                '/arena.v1.Competition/CreateEvent',
+                request_serializer=arena_dot_v1_dot_arena__pb2.CreateEventRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.CreateEventReply.FromString,
+                _registered_method=True)
+        self.ListEvents = channel.unary_unary(
+                '/arena.v1.Competition/ListEvents',
+                request_serializer=arena_dot_v1_dot_arena__pb2.ListEventsRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.ListEventsReply.FromString,
+                _registered_method=True)
+        self.FinishEvent = channel.unary_unary(
+                '/arena.v1.Competition/FinishEvent',
+                request_serializer=arena_dot_v1_dot_arena__pb2.FinishEventRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.EventInfo.FromString,
+                _registered_method=True)
 
 
 class CompetitionServicer:
-    """Competition results for organisers and spectators (docs/competition.md). Access:
-    the organiser's or a spectator's token, as for Matches.List; NOT_FOUND for an
-    unknown event.
+    """Competitions over gRPC (docs/competition.md). Standings: the organiser's or a
+    spectator's token, as for Matches.List; the rest: the organiser's. NOT_FOUND for an
+    unknown event or bot, ALREADY_EXISTS for a name taken, INVALID_ARGUMENT for a bad
+    setting.
     """
 
     def Standings(self, request, context):
         """One event's standings now.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AddBot(self, request, context):
+        """Register a bot; its key is in the reply, once.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListBots(self, request, context):
+        """The registered bots.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetBotDisabled(self, request, context):
+        """Disable or enable a bot.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RotateBotKey(self, request, context):
+        """A new key for a bot; the old one stops working at once.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateEvent(self, request, context):
+        """Schedule an event.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListEvents(self, request, context):
+        """The events and how far each is.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def FinishEvent(self, request, context):
+        """End an event (a continuous ladder) now.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -604,6 +690,41 @@ def add_CompetitionServicer_to_server(servicer, server):
                     request_deserializer=arena_dot_v1_dot_arena__pb2.StandingsRequest.FromString,
                     response_serializer=arena_dot_v1_dot_arena__pb2.StandingsReply.SerializeToString,
             ),
+            'AddBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddBot,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.AddBotRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.BotKeyReply.SerializeToString,
+            ),
+            'ListBots': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListBots,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.ListBotsRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.ListBotsReply.SerializeToString,
+            ),
+            'SetBotDisabled': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetBotDisabled,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.SetBotDisabledRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.BotInfo.SerializeToString,
+            ),
+            'RotateBotKey': grpc.unary_unary_rpc_method_handler(
+                    servicer.RotateBotKey,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.RotateBotKeyRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.BotKeyReply.SerializeToString,
+            ),
+            'CreateEvent': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateEvent,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.CreateEventRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.CreateEventReply.SerializeToString,
+            ),
+            'ListEvents': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListEvents,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.ListEventsRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.ListEventsReply.SerializeToString,
+            ),
+            'FinishEvent': grpc.unary_unary_rpc_method_handler(
+                    servicer.FinishEvent,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.FinishEventRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.EventInfo.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'arena.v1.Competition', rpc_method_handlers)
@@ -613,9 +734,10 @@ def add_CompetitionServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class Competition:
-    """Competition results for organisers and spectators (docs/competition.md). Access:
-    the organiser's or a spectator's token, as for Matches.List; NOT_FOUND for an
-    unknown event.
+    """Competitions over gRPC (docs/competition.md). Standings: the organiser's or a
+    spectator's token, as for Matches.List; the rest: the organiser's. NOT_FOUND for an
+    unknown event or bot, ALREADY_EXISTS for a name taken, INVALID_ARGUMENT for a bad
+    setting.
     """
 
     @staticmethod
@@ -635,6 +757,195 @@ class Competition:
             '/arena.v1.Competition/Standings',
             arena_dot_v1_dot_arena__pb2.StandingsRequest.SerializeToString,
             arena_dot_v1_dot_arena__pb2.StandingsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/AddBot',
+            arena_dot_v1_dot_arena__pb2.AddBotRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.BotKeyReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListBots(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/ListBots',
+            arena_dot_v1_dot_arena__pb2.ListBotsRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.ListBotsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetBotDisabled(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/SetBotDisabled',
+            arena_dot_v1_dot_arena__pb2.SetBotDisabledRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.BotInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RotateBotKey(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/RotateBotKey',
+            arena_dot_v1_dot_arena__pb2.RotateBotKeyRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.BotKeyReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateEvent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/CreateEvent',
+            arena_dot_v1_dot_arena__pb2.CreateEventRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.CreateEventReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListEvents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/ListEvents',
+            arena_dot_v1_dot_arena__pb2.ListEventsRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.ListEventsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FinishEvent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/FinishEvent',
+            arena_dot_v1_dot_arena__pb2.FinishEventRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.EventInfo.FromString,
             options,
             channel_credentials,
             insecure,

@@ -315,9 +315,10 @@ class LobbyServicer(metaclass=_abc_1.ABCMeta):
 def add_LobbyServicer_to_server(servicer: LobbyServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 
 class CompetitionStub:
-    """Competition results for organisers and spectators (docs/competition.md). Access:
-    the organiser's or a spectator's token, as for Matches.List; NOT_FOUND for an
-    unknown event.
+    """Competitions over gRPC (docs/competition.md). Standings: the organiser's or a
+    spectator's token, as for Matches.List; the rest: the organiser's. NOT_FOUND for an
+    unknown event or bot, ALREADY_EXISTS for a name taken, INVALID_ARGUMENT for a bad
+    setting.
     """
 
     @_typing.overload
@@ -326,22 +327,52 @@ class CompetitionStub:
     def __new__(cls, channel: _aio.Channel) -> CompetitionAsyncStub: ...
     Standings: _grpc.UnaryUnaryMultiCallable[_arena_pb2.StandingsRequest, _arena_pb2.StandingsReply]
     """One event's standings now."""
+    AddBot: _grpc.UnaryUnaryMultiCallable[_arena_pb2.AddBotRequest, _arena_pb2.BotKeyReply]
+    """Register a bot; its key is in the reply, once."""
+    ListBots: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListBotsRequest, _arena_pb2.ListBotsReply]
+    """The registered bots."""
+    SetBotDisabled: _grpc.UnaryUnaryMultiCallable[_arena_pb2.SetBotDisabledRequest, _arena_pb2.BotInfo]
+    """Disable or enable a bot."""
+    RotateBotKey: _grpc.UnaryUnaryMultiCallable[_arena_pb2.RotateBotKeyRequest, _arena_pb2.BotKeyReply]
+    """A new key for a bot; the old one stops working at once."""
+    CreateEvent: _grpc.UnaryUnaryMultiCallable[_arena_pb2.CreateEventRequest, _arena_pb2.CreateEventReply]
+    """Schedule an event."""
+    ListEvents: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListEventsRequest, _arena_pb2.ListEventsReply]
+    """The events and how far each is."""
+    FinishEvent: _grpc.UnaryUnaryMultiCallable[_arena_pb2.FinishEventRequest, _arena_pb2.EventInfo]
+    """End an event (a continuous ladder) now."""
 
 @_typing.type_check_only
 class CompetitionAsyncStub(CompetitionStub):
-    """Competition results for organisers and spectators (docs/competition.md). Access:
-    the organiser's or a spectator's token, as for Matches.List; NOT_FOUND for an
-    unknown event.
+    """Competitions over gRPC (docs/competition.md). Standings: the organiser's or a
+    spectator's token, as for Matches.List; the rest: the organiser's. NOT_FOUND for an
+    unknown event or bot, ALREADY_EXISTS for a name taken, INVALID_ARGUMENT for a bad
+    setting.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     Standings: _aio.UnaryUnaryMultiCallable[_arena_pb2.StandingsRequest, _arena_pb2.StandingsReply]  # type: ignore[assignment]
     """One event's standings now."""
+    AddBot: _aio.UnaryUnaryMultiCallable[_arena_pb2.AddBotRequest, _arena_pb2.BotKeyReply]  # type: ignore[assignment]
+    """Register a bot; its key is in the reply, once."""
+    ListBots: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListBotsRequest, _arena_pb2.ListBotsReply]  # type: ignore[assignment]
+    """The registered bots."""
+    SetBotDisabled: _aio.UnaryUnaryMultiCallable[_arena_pb2.SetBotDisabledRequest, _arena_pb2.BotInfo]  # type: ignore[assignment]
+    """Disable or enable a bot."""
+    RotateBotKey: _aio.UnaryUnaryMultiCallable[_arena_pb2.RotateBotKeyRequest, _arena_pb2.BotKeyReply]  # type: ignore[assignment]
+    """A new key for a bot; the old one stops working at once."""
+    CreateEvent: _aio.UnaryUnaryMultiCallable[_arena_pb2.CreateEventRequest, _arena_pb2.CreateEventReply]  # type: ignore[assignment]
+    """Schedule an event."""
+    ListEvents: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListEventsRequest, _arena_pb2.ListEventsReply]  # type: ignore[assignment]
+    """The events and how far each is."""
+    FinishEvent: _aio.UnaryUnaryMultiCallable[_arena_pb2.FinishEventRequest, _arena_pb2.EventInfo]  # type: ignore[assignment]
+    """End an event (a continuous ladder) now."""
 
 class CompetitionServicer(metaclass=_abc_1.ABCMeta):
-    """Competition results for organisers and spectators (docs/competition.md). Access:
-    the organiser's or a spectator's token, as for Matches.List; NOT_FOUND for an
-    unknown event.
+    """Competitions over gRPC (docs/competition.md). Standings: the organiser's or a
+    spectator's token, as for Matches.List; the rest: the organiser's. NOT_FOUND for an
+    unknown event or bot, ALREADY_EXISTS for a name taken, INVALID_ARGUMENT for a bad
+    setting.
     """
 
     @_abc_1.abstractmethod
@@ -351,5 +382,61 @@ class CompetitionServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.StandingsReply, _abc.Awaitable[_arena_pb2.StandingsReply]]:
         """One event's standings now."""
+
+    @_abc_1.abstractmethod
+    def AddBot(
+        self,
+        request: _arena_pb2.AddBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.BotKeyReply, _abc.Awaitable[_arena_pb2.BotKeyReply]]:
+        """Register a bot; its key is in the reply, once."""
+
+    @_abc_1.abstractmethod
+    def ListBots(
+        self,
+        request: _arena_pb2.ListBotsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.ListBotsReply, _abc.Awaitable[_arena_pb2.ListBotsReply]]:
+        """The registered bots."""
+
+    @_abc_1.abstractmethod
+    def SetBotDisabled(
+        self,
+        request: _arena_pb2.SetBotDisabledRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.BotInfo, _abc.Awaitable[_arena_pb2.BotInfo]]:
+        """Disable or enable a bot."""
+
+    @_abc_1.abstractmethod
+    def RotateBotKey(
+        self,
+        request: _arena_pb2.RotateBotKeyRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.BotKeyReply, _abc.Awaitable[_arena_pb2.BotKeyReply]]:
+        """A new key for a bot; the old one stops working at once."""
+
+    @_abc_1.abstractmethod
+    def CreateEvent(
+        self,
+        request: _arena_pb2.CreateEventRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.CreateEventReply, _abc.Awaitable[_arena_pb2.CreateEventReply]]:
+        """Schedule an event."""
+
+    @_abc_1.abstractmethod
+    def ListEvents(
+        self,
+        request: _arena_pb2.ListEventsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.ListEventsReply, _abc.Awaitable[_arena_pb2.ListEventsReply]]:
+        """The events and how far each is."""
+
+    @_abc_1.abstractmethod
+    def FinishEvent(
+        self,
+        request: _arena_pb2.FinishEventRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.EventInfo, _abc.Awaitable[_arena_pb2.EventInfo]]:
+        """End an event (a continuous ladder) now."""
 
 def add_CompetitionServicer_to_server(servicer: CompetitionServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -215,8 +215,8 @@ function credentials() {
 
 // One Play stream. If it breaks before MatchEnd, connect again with the same
 // token (for up to 30 s): the referee re-sends the pending request.
-function play(bot) {
-  const client = new arena.Arena(bot.server, bot.credentials);
+function play(bot, server = bot.server) {
+  const client = new arena.Arena(server, bot.credentials);
   const call = client.Play(); // no gRPC deadline: the stream lasts the whole match
 
   // The server sends its initial metadata as soon as it accepts the stream.
@@ -275,6 +275,10 @@ function play(bot) {
 
   call.on('error', (err) => { // e.g. UNAUTHENTICATED for a bad token, UNAVAILABLE
     const code = grpc.status[err.code];
+    // arena serve --workers: the seat plays at another address (docs/workers.md).
+    const moved = code === 'FAILED_PRECONDITION' && err.metadata &&
+      err.metadata.get('arena-seat-address')[0];
+    if (moved) return void (bot.next = String(moved));
     // ALREADY_EXISTS after having played: back before the referee saw the old stream go.
     const early = code === 'ALREADY_EXISTS' && bot.lostAt;
     const refused = !early && ['UNAUTHENTICATED', 'ALREADY_EXISTS', 'FAILED_PRECONDITION'].includes(code);
@@ -284,6 +288,11 @@ function play(bot) {
   call.on('status', () => { // the stream is finished, one way or another
     client.close();
     if (bot.over) return bot.done && bot.done();
+    if (bot.next) { // redirected: go there now; after a lost stream, ask bot.server again
+      const next = bot.next;
+      bot.next = null;
+      return play(bot, next);
+    }
     bot.lostAt = bot.lostAt || Date.now();
     if (Date.now() - bot.lostAt < 30000) return setTimeout(() => play(bot), 500);
     console.error(`${bot.name}: gave up reconnecting`);

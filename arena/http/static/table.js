@@ -246,6 +246,11 @@
       $("#state").textContent = status.state + (status.delay !== "none" ? " (spectators " + status.delay + " behind)" : "");
       redraw();
     });
+    source.onerror = () => {  // a refusal (503: too many pages) closes it for good
+      if (source.readyState === EventSource.CLOSED) {
+        $("#state").textContent = "the server refused this page's live stream (too many pages open on this match?) — reload to try again";
+      }
+    };
     source.addEventListener("end", () => {
       source.close();
       $("#state").textContent = "finished — reload for the replay";

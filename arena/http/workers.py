@@ -1,0 +1,161 @@
+"""The front's web side for ``arena serve --workers N --http HOST:PORT``.
+
+Each worker serves its own pages on its own port (the ``--http`` host, any free port);
+the front serves ``--http`` itself, and keeps it one address for people and Prometheus:
+``/metrics`` merges every worker's metrics into one exposition, each sample labelled
+``worker="i"`` (Prometheus sums over them: ``sum(rate(arena_decisions_total[5m]))``);
+``/healthz`` is 200 while every worker is up; ``/api/matches`` joins the workers' lists;
+a match's page and event stream (``/matches/ID...``) answer with a redirect (307) to
+the worker that hosts it (a viewer's token cookie is sent to every port of the host);
+``/`` lists them all, as one server's list page does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import urllib.request
+from collections.abc import Callable, Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.metrics_core import Metric
+from prometheus_client.parser import text_string_to_metric_families
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
+from starlette.routing import Route
+
+from arena.http.pages import list_page
+
+PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class Merged:
+    """A prometheus_client collector of the workers' expositions, labelled by worker."""
+
+    def __init__(self, texts: dict[int, str]) -> None:
+        self.texts = texts
+
+    def collect(self) -> Iterable[Metric]:
+        families: dict[str, Metric] = {}
+        for index, text in self.texts.items():
+            for family in text_string_to_metric_families(text):
+                merged = families.setdefault(
+                    family.name,
+                    Metric(family.name, family.documentation, family.type, family.unit),
+                )
+                for sample in family.samples:
+                    labels = {**sample.labels, "worker": str(index)}
+                    merged.add_sample(sample.name, labels, sample.value, sample.timestamp)
+        return list(families.values())
+
+
+def merge_metrics(texts: dict[int, str]) -> bytes:
+    """One exposition of several processes' metrics: worker index → its exposition
+    (each sample gets the label ``worker``)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(Merged(texts))
+    return generate_latest(registry)
+
+
+def _get(url: str, headers: dict[str, str]) -> bytes:
+    request = urllib.request.Request(url, headers=headers)
+    with urllib.request.urlopen(request, timeout=10) as response:  # a worker's own page
+        body: bytes = response.read()
+        return body
+
+
+async def fetch_all(urls: list[str], headers: dict[str, str]) -> list[bytes]:
+    """GET each worker's URL (in threads); b"" for a worker that does not answer."""
+    out = [b""] * len(urls)
+
+    async def one(index: int) -> None:
+        with contextlib.suppress(OSError):
+            out[index] = await trio.to_thread.run_sync(_get, urls[index], headers)
+
+    async with trio.open_nursery() as nursery:
+        for index in range(len(urls)):
+            nursery.start_soon(one, index)
+    return out
+
+
+def front_app(pages: Callable[[], list[str]], where: Callable[[str], int | None]) -> Starlette:
+    """``pages()``: each worker's base URL ("" while it restarts); ``where(id)``: the
+    worker hosting a match (None: not in memory; its record is on disk)."""
+
+    def forwarded(request: Request) -> dict[str, str]:
+        keep = ("authorization", "cookie")
+        return {k: v for k, v in request.headers.items() if k in keep}
+
+    async def metrics(_request: Request) -> PlainTextResponse:
+        up = {index: base for index, base in enumerate(pages()) if base}
+        bodies = await fetch_all([f"{base}/metrics" for base in up.values()], {})
+        texts = {index: body.decode() for index, body in zip(up, bodies, strict=True)}
+        return PlainTextResponse(merge_metrics(texts), media_type=PROMETHEUS)
+
+    async def healthz(_request: Request) -> PlainTextResponse:
+        up = [bool(base) for base in pages()]
+        if all(up):
+            return PlainTextResponse("ok")
+        return PlainTextResponse(f"{up.count(False)} worker(s) restarting", status_code=503)
+
+    async def rows(request: Request) -> list[Any]:
+        bases = pages()
+        bodies = await fetch_all([f"{b}/api/matches" for b in bases if b], forwarded(request))
+        found: list[Any] = []
+        for body in bodies:
+            try:
+                listed = json.loads(body) if body else []
+            except ValueError:
+                continue
+            found += listed if isinstance(listed, list) else []
+        return found
+
+    async def api_matches(request: Request) -> JSONResponse:
+        return JSONResponse(await rows(request))
+
+    async def index(request: Request) -> HTMLResponse:
+        return HTMLResponse(list_page(await rows(request)))
+
+    async def match(request: Request) -> RedirectResponse | PlainTextResponse:
+        match_id = request.path_params["match_id"]
+        bases = pages()
+        index = where(match_id)
+        base = bases[index] if index is not None else next((b for b in bases if b), "")
+        if not base:
+            return PlainTextResponse("the worker of this match is restarting", status_code=503)
+        seen = urlsplit(base)
+        asked = request.url.hostname or ""
+        if seen.hostname in ("0.0.0.0", "::") and asked:  # a wildcard bind: the host asked
+            asked = f"[{asked}]" if ":" in asked else asked
+            base = f"{seen.scheme}://{asked}:{seen.port}"
+        target = base + request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return RedirectResponse(target, status_code=307)
+
+    return Starlette(
+        routes=[
+            Route("/", index),
+            Route("/api/matches", api_matches),
+            Route("/matches/{match_id}", match),
+            Route("/matches/{match_id}/{rest:path}", match),
+            Route("/metrics", metrics),
+            Route("/healthz", healthz),
+        ]
+    )
+
+
+async def start_front_http(nursery: trio.Nursery, address: str, app: Starlette) -> str:
+    """Listen on ``address`` (port 0: any free); the base URL it serves."""
+    config = Config()
+    config.bind = [address]
+    config.accesslog = None
+    config.errorlog = logging.getLogger("arena.http")
+    config.graceful_timeout = 1.0
+    binds: list[str] = await nursery.start(serve, app, config)
+    return binds[0]

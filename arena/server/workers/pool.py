@@ -1,0 +1,228 @@
+"""The worker processes of ``arena serve --workers N``: start, watch, restart.
+
+Each worker is ``python -m arena.cli.serve_worker``: a whole arena server (trio referee,
+gRPC thread) for the matches the front gives it. It reads its settings as one JSON line
+on stdin (secrets never appear on a command line) and keeps stdin open as its lifeline;
+it writes JSON lines on stdout: ``{"ready": ...}`` once it listens, then one
+``{"match": ...}`` per change of a match it hosts (:class:`~.ledger.Ledger` keeps them).
+
+A worker dies with the front: it asks Linux (``PR_SET_PDEATHSIG``) for a SIGKILL when
+the front goes, however it goes (SIGKILL included), and it also exits when its stdin ends.
+A worker that dies on its own is started again at once on the same port, resuming its
+running matches from their records (as ``arena serve`` does after a restart); its bots
+reconnect to the same address.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import structlog
+import trio
+
+from arena.errors import ArenaError
+from arena.server.archive import record_path
+from arena.server.workers.ledger import Ledger
+
+log = structlog.get_logger()
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """In a worker: ask the kernel to SIGKILL this process when the thread that started
+    it (the front's main thread) ends, however it ends; exit now if it already has."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the stdin lifeline still holds
+        pass
+    if os.getppid() != parent:  # the front died before prctl: nobody will say so
+        os._exit(1)
+
+
+@dataclasses.dataclass
+class Worker:
+    """What the front knows of one worker."""
+
+    index: int
+    control: str  # the Unix socket the front calls it on (plaintext, mode 0700 folder)
+    address: str = ""  # host:port its bots dial (what Create returns as seat_address)
+    http: str = ""  # its own web pages, with --http
+    ready: bool = False
+    pid: int = 0
+    restarts: int = 0
+    lived: bool = False  # its latest process came to listen
+    expected: set[str] = dataclasses.field(default_factory=set)  # ids it should resume
+
+
+class WorkerPool:
+    """Runs ``count`` workers; ``settings`` is the JSON every worker reads (plus its
+    own listen address, control socket and records to resume)."""
+
+    def __init__(
+        self,
+        count: int,
+        settings: dict[str, Any],
+        ledger: Ledger,
+        listen_host: str,
+        advertise_host: str,
+        sockets: Path,
+    ) -> None:
+        self.settings = settings
+        self.ledger = ledger
+        self.listen_host = listen_host
+        self.advertise_host = advertise_host
+        self.records = Path(settings["records"])
+        self.workers = [Worker(i, f"unix:{sockets / f'worker-{i}.sock'}") for i in range(count)]
+        self.stopping = False
+        self._processes: dict[int, subprocess.Popen[bytes]] = {}
+
+    @property
+    def ready(self) -> list[bool]:
+        return [w.ready for w in self.workers]
+
+    async def supervise(
+        self, index: int, resume: list[str], task_status: trio.TaskStatus[None]
+    ) -> None:
+        """Run worker ``index`` until the pool stops, restarting it after a crash;
+        ``started`` once it first listens.
+
+        Raises:
+            ArenaError: its first start failed (the server cannot start).
+        """
+        worker = self.workers[index]
+        port = 0
+        started = False
+        while not self.stopping:
+            worker.lived = False
+            code = await self._run_once(worker, port, resume, task_status if not started else None)
+            started = started or worker.address != ""
+            worker.ready = False
+            if self.stopping:
+                return
+            if not started:
+                raise ArenaError(f"worker {index} did not start (exit status {code})")
+            # the same port, so its bots come back where they were; if that failed
+            # (another process took it), any port: botkit asks the front again
+            port = int(worker.address.rsplit(":", 1)[1]) if worker.lived else 0
+            worker.restarts += 1
+            resume = []
+            for match_id in self.ledger.worker_lost(index):
+                path = record_path(self.records, match_id)
+                if path is None:  # created but not started: nothing to resume from
+                    self.ledger.report(index, match_id, "forgotten", [])
+                else:
+                    resume.append(str(path))
+            worker.expected = {Path(p).stem for p in resume}
+            print(
+                f"arena serve: worker {index} (pid {worker.pid}) died ({signal_name(code)}); "
+                f"restarting it, resuming {len(resume)} match(es)",
+                file=sys.stderr,
+                flush=True,
+            )
+            log.warning("worker_died", worker=index, status=code, resuming=len(resume))
+            await trio.sleep(min(5.0, 0.2 * worker.restarts))
+
+    async def _run_once(
+        self,
+        worker: Worker,
+        port: int,
+        resume: list[str],
+        task_status: trio.TaskStatus[None] | None,
+    ) -> int:
+        """One life of a worker process; its exit status."""
+        settings = dict(
+            self.settings,
+            parent=os.getpid(),
+            index=worker.index,
+            listen=f"{self.listen_host}:{port}",
+            control=worker.control,
+            resume=resume,
+        )
+        # Started from this (the main) thread: PR_SET_PDEATHSIG fires when the thread
+        # that started the child ends, and trio's open_process starts it from a worker
+        # thread that ends when idle.
+        process = subprocess.Popen(
+            [sys.executable, "-m", "arena.cli.serve_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            start_new_session=True,  # a terminal's Ctrl-C is the front's to pass on
+        )
+        worker.pid = process.pid
+        self._processes[worker.index] = process
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            process.stdin.write(json.dumps(settings).encode() + b"\n")
+            process.stdin.flush()
+        except OSError:
+            pass  # it died at once: its status says why
+        reports = trio.lowlevel.FdStream(os.dup(process.stdout.fileno()))
+        process.stdout.close()
+        buffer = b""
+        async with reports:
+            async for chunk in reports:
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    self._news(worker, json.loads(line), task_status)
+                    if worker.ready:
+                        task_status = None
+        code = await trio.to_thread.run_sync(process.wait)
+        self._processes.pop(worker.index, None)
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+        return code
+
+    def _news(
+        self, worker: Worker, news: dict[str, Any], task_status: trio.TaskStatus[None] | None
+    ) -> None:
+        if "match" in news:
+            self.ledger.report(worker.index, news["match"], news["state"], news.get("tokens", []))
+        elif "ready" in news:
+            for match_id in worker.expected - set(news.get("matches", [])):
+                self.ledger.report(worker.index, match_id, "forgotten", [])  # not resumed
+            worker.expected = set()
+            worker.lived = True
+            port = news["ready"].rsplit(":", 1)[1]
+            worker.address = f"{self.advertise_host}:{port}"
+            worker.http = news.get("http", "")
+            worker.ready = True
+            print(
+                f"arena serve: worker {worker.index} on {worker.address} (pid {worker.pid})",
+                file=sys.stderr,
+                flush=True,
+            )
+            log.info("worker_ready", worker=worker.index, address=worker.address, pid=worker.pid)
+            if task_status is not None:
+                task_status.started()
+
+    async def stop(self, timeout: float = 15.0) -> None:
+        """Stop every worker as Ctrl-C stops ``arena serve`` (their running matches
+        are cancelled and recorded as such); SIGKILL after ``timeout`` seconds."""
+        self.stopping = True
+        for process in list(self._processes.values()):
+            if process.returncode is None:
+                process.terminate()
+        with trio.move_on_after(timeout):
+            for process in list(self._processes.values()):
+                await trio.to_thread.run_sync(process.wait, abandon_on_cancel=True)
+        for process in list(self._processes.values()):
+            if process.returncode is None:
+                process.kill()
+
+
+def signal_name(code: int) -> str:
+    """``-9`` → ``SIGKILL``; a positive status as it is."""
+    return signal.Signals(-code).name if code < 0 else str(code)
+
+
+__all__ = ["Worker", "WorkerPool"]

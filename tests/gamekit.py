@@ -94,8 +94,11 @@ def play_all(match: MatchMachine, answers: Iterable[tuple[int, Action]]) -> None
 def snapshot(match: MatchMachine) -> dict[str, Any]:
     """Everything observable about a match and its current deal, deep-copied."""
     deal = match.deal
-    state = {k: copy.deepcopy(v) for k, v in vars(deal).items() if k != "order"}
-    state["order"] = id(deal.order)
+    # the private state itself (the cached snapshot aside: judging an answer may make it)
+    private = vars(deal)["_s"]
+    state = {f: copy.deepcopy(getattr(private, f)) for f in private.__slots__ if f != "order"}
+    state["order"] = id(private.order)
+    state["events"] = list(deal.events)
     state["match_events"] = [e.to_dict() for e in match.events]
     state["pending"] = match.pending()
     state["levels"] = match.levels

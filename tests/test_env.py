@@ -129,7 +129,7 @@ def brute_mask(choice: Choice) -> set[int] | None:
 
 def check_observation(table: Table, seat: int, obs: Any) -> None:
     """Every card plane equals the truth the seat may know: no hidden card, nothing missed."""
-    deal, match = table.match.deal, table.match
+    deal, match = table.match.deal.snapshot(), table.match
 
     def plane(name: str, rel: int = 0) -> Counter[Card]:
         at = OFFSET[name] + rel * 54

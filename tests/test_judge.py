@@ -498,3 +498,33 @@ def test_subprocess_empty_input_exits_zero() -> None:
         check=False,
     )
     assert proc.returncode == 0 and proc.stdout == b""
+
+
+# -- positions in the text form (docs/position.md) ---------------------------------------------
+
+PAIR_LED = "3H,7H,8H,JH,QC,KC,KC,6D/-/-/- 2S 0 ? 3:9H,9H 0 -"
+
+
+def test_position_lists_the_legal_plays_of_the_seat_to_play() -> None:
+    got = ask(q="position", position=PAIR_LED)
+    assert got["turn"] == 0 and got["count"] == 6  # any two of its four hearts
+    assert ["3H", "7H"] in got["plays"] and ["KC", "KC"] not in got["plays"]
+
+
+def test_position_judges_a_play() -> None:
+    got = ask(q="position", position=PAIR_LED, play=["KC", "KC"])
+    assert got["legal"] is False and "hearts" in got["reason"]
+    assert ask(q="position", position=PAIR_LED, play=["JH", "3H"])["legal"] is True
+
+
+@pytest.mark.parametrize(
+    ("position", "why"),
+    [
+        ("nonsense", "7 fields"),
+        ("AS,AS,AS/-/-/- 2S 0 ? 0: 0 -", "impossible"),
+        ("AS/-/-/- 2? - ? 0: 0 -", "no trump has been declared"),
+        ("-/-/-/AS 2S 0 ? 0: 0 -", "no cards"),
+    ],
+)
+def test_a_bad_position_is_an_error_line(position: str, why: str) -> None:
+    assert why in answer({"id": 1, "q": "position", "position": position})["error"]

@@ -6,6 +6,7 @@ import pytest
 
 from arena.rules import (
     Bid,
+    Position,
     Rank,
     RuleSet,
     Suit,
@@ -28,7 +29,8 @@ def bids(
     hand: str, winning: tuple[int, str] | None = None, seat: int = 1, level: str = "2", **values
 ) -> list[str]:
     win = None if winning is None else Bid(winning[0], tuple(P(winning[1])))
-    found = legal_bids(Rank.parse(level), seat, P(hand), win, rules(**values))
+    position = Position.holding(seat, P(hand), Rank.parse(level), bid=win, rules=rules(**values))
+    found = legal_bids(position, seat)
     return [" ".join(codes(b)) for b in found]
 
 
@@ -176,6 +178,6 @@ def test_check_bid(
     hand: str, winning: tuple[int, str] | None, seat: int, cards: str, legal: bool, reason: str
 ) -> None:
     win = None if winning is None else Bid(winning[0], tuple(P(winning[1])))
-    verdict = check_bid(Rank.TWO, seat, P(hand), win, P(cards), RuleSet())
+    verdict = check_bid(Position.holding(seat, P(hand), Rank.TWO, bid=win), seat, P(cards))
     assert verdict.legal is legal
     assert reason in verdict.reason

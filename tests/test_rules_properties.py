@@ -17,14 +17,11 @@ from arena.rules import (
     SUITED_RANKS,
     Card,
     CardOrder,
-    Rank,
     RuleSet,
     Suit,
     Trump,
-    advance,
     card_order,
     check_follow,
-    check_lead,
     deal_result,
     deck,
     decompose,
@@ -252,26 +249,6 @@ def test_follow_agrees_with_the_established_ladder(seed: int) -> None:
 # -- leads ------------------------------------------------------------------------------------
 
 
-@FAST
-@given(SEEDS)
-def test_lead_verdicts_are_consistent(seed: int) -> None:
-    rnd = random.Random(seed)
-    order = random_order(rnd, forced_unit=rnd.choice(["fewest_then_lowest", "first_blocker"]))
-    hands = deal(rnd)[:4]
-    leader, dealer = rnd.randrange(4), rnd.randrange(4)
-    play = random_lead(rnd, hands[leader], order)
-    verdict = check_lead(leader, hands, play, order, dealer)
-    assert verdict.legal
-    assert Counter(verdict.played) + Counter(verdict.returned) == Counter(play)
-    assert verdict.throw is (len(decompose(play, order)) > 1)
-    if verdict.failed:
-        assert verdict.throw and verdict.blocker not in (None, leader)
-        assert len(verdict.units) == 1 and verdict.returned
-        assert verdict.penalty == (10 if leader % 2 == dealer % 2 else -10)
-    else:
-        assert verdict.blocker is None and verdict.penalty == 0 and not verdict.returned
-
-
 # -- tricks -----------------------------------------------------------------------------------
 
 
@@ -355,25 +332,3 @@ def test_deal_result_is_monotonic(
         assert result.levels >= 1
     if cap is not None:
         assert result.levels <= cap
-
-
-@FAST
-@given(
-    st.sampled_from(SUITED_RANKS),
-    st.integers(0, 8),
-    st.booleans(),
-    st.sampled_from([["A"], [], ["5", "T", "K", "A"]]),
-)
-def test_advance_sanity(level: Rank, levels: int, as_dealer: bool, defend: list[str]) -> None:
-    rules = RuleSet.from_mapping({"must_defend": defend})
-    new, won = advance(level, levels, as_dealer, rules)
-    assert level <= new <= Rank.ACE
-    assert new - level <= levels
-    if won:
-        assert new is Rank.ACE and levels >= 1
-    more, won_more = advance(level, levels + 1, as_dealer, rules)
-    assert more >= new and (won_more or not won)
-    stops = [r for r in rules.must_defend if level < r < level + levels]
-    may_leave = level not in rules.must_defend or as_dealer
-    if not stops and may_leave and not won:  # every level is gained (up to A)
-        assert new == min(level + levels, Rank.ACE)

@@ -19,6 +19,7 @@ from arena.rules import (
     InvalidRules,
     KittyMultiplier,
     NoBid,
+    Position,
     Rank,
     RuleSet,
     ThrowBeatenBy,
@@ -224,9 +225,9 @@ def _must_defend(r: RuleSet) -> object:
 
 
 def _bid_strength(r: RuleSet) -> object:
-    return legal_bids(Rank.TWO, 1, P("2S SJ SJ"), Bid(0, tuple(P("2D 2D"))), r), legal_bids(
-        Rank.TWO, 1, P("2S"), Bid(0, tuple(P("2D"))), r
-    )
+    high = Position.holding(1, P("2S SJ SJ"), Rank.TWO, bid=Bid(0, tuple(P("2D 2D"))), rules=r)
+    low = Position.holding(1, P("2S"), Rank.TWO, bid=Bid(0, tuple(P("2D"))), rules=r)
+    return legal_bids(high, 1), legal_bids(low, 1)
 
 
 def _level_tractors(r: RuleSet) -> object:

@@ -15,7 +15,7 @@ from arena.rules import (
     CardOrder,
     Seat,
     cheapness,
-    check_follow,
+    check_play,
     decompose,
     fallback_bury,
     legal_follow,
@@ -82,9 +82,8 @@ class GreedyBot:
         me = decision.seat
         winner = trick_winner(current.leader, plays, order).winner
         partner_winning = Seat(winner).team == Seat(me).team
-        options = sorted(
-            {c for c in hand if _legal_single(decision.lead, hand, c, order)}, key=cheapness(order)
-        )
+        position = request.position
+        options = sorted((c for c in set(hand) if check_play(position, (c,))), key=cheapness(order))
         if partner_winning and len(plays) == 3:
             scorers = [c for c in options if c.points]
             return [max(scorers, key=lambda c: c.points)] if scorers else low
@@ -93,7 +92,3 @@ class GreedyBot:
                 if trick_winner(current.leader, [*plays, [card]], order).winner == me:
                     return [card]
         return low
-
-
-def _legal_single(lead: Action, hand: list[Card], card: Card, order: CardOrder) -> bool:
-    return check_follow(lead, hand, [card], order).legal

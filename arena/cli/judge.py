@@ -9,6 +9,8 @@ question is a msgspec model (:class:`UnitsQ`, …) checked by
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -21,20 +23,23 @@ from arena.rules import (
     Bid,
     Card,
     CardOrder,
+    LeadVerdict,
+    Position,
     Rank,
     RuleSet,
     Suit,
     Trump,
     card_order,
     check_counts,
-    check_follow,
-    check_lead,
+    check_play,
     codes,
     deal_result,
     decompose,
     is_bid_shape,
     kitty_bonus,
     legal_bids,
+    legal_plays,
+    position_of,
     shape_of,
     trick_winner,
 )
@@ -188,6 +193,11 @@ class BidsQ(Question, frozen=True, kw_only=True):
     winning: Winning | None
 
 
+class PositionQ(Question, frozen=True, kw_only=True):
+    position: str  # the text form (docs/position.md)
+    play: Cards | None = None
+
+
 _MUST: Final[dict[str, str]] = {
     "rules": "an object of variant overrides",
     "trump": '{"level": "2", "suit": "S" or null}',
@@ -201,6 +211,7 @@ _MUST: Final[dict[str, str]] = {
     "as_dealer": "true or false",
     "level": 'a rank like "2" or "T"',
     "winning": 'null or {"seat": s, "cards": [...]}',
+    "position": "a position in the text form (docs/position.md)",
 }
 """What each field must be, as the error says it; card fields are lists of card codes."""
 
@@ -278,7 +289,9 @@ def _q_follow(q: FollowQ, rules: RuleSet) -> Answer:
     play = _cards(q.play, "play", rules, allow_empty=True)
     _together(rules, lead, hand)
     units = _units_of(lead, order, "lead")
-    verdict = check_follow(lead, hand, play, order, units)
+    hands = (None, hand, None, None)  # the follower's hand; the leader's and others' unknown
+    position = position_of(hands, order.trump, plays=[lead], rules=rules)
+    verdict = check_play(dataclasses.replace(position, landed_units=tuple(units)), play)
     return {"legal": verdict.legal, "reason": verdict.reason}
 
 
@@ -287,7 +300,10 @@ def _q_lead(q: LeadQ, rules: RuleSet) -> Answer:
     hands = [_cards(h, "hand", rules, allow_empty=True) for h in q.hands]
     _together(rules, *hands)
     play = _cards(q.play, "play", rules)
-    v = check_lead(q.leader, hands, play, order, q.dealer)
+    position = position_of(hands, order.trump, dealer=q.dealer, leader=q.leader, rules=rules)
+    v = check_play(position, play)
+    if not isinstance(v, LeadVerdict):  # pragma: no cover - a lead is judged as one
+        raise TypeError(f"a lead's verdict is a LeadVerdict, not {v!r}")
     return {
         "legal": v.legal,
         "reason": v.reason,
@@ -342,8 +358,29 @@ def _q_bids(q: BidsQ, rules: RuleSet) -> Answer:
         winning = Bid(q.winning.seat, tuple(cards))
         if winning.seat != q.seat:  # a seat's own winning bid is shown from its hand
             _together(rules, hand, cards)
-    bids = legal_bids(level, q.seat, hand, winning, rules)
+    bids = legal_bids(Position.holding(q.seat, hand, level, bid=winning, rules=rules), q.seat)
     return {"bids": [codes(b) for b in bids]}
+
+
+PLAYS_SHOWN = 1000  # legal plays listed per answer: their number can be exponential
+
+
+def _q_position(q: PositionQ, rules: RuleSet) -> Answer:
+    """A position's (docs/position.md) legal plays (how many, to 100,000), or a verdict."""
+    try:
+        position = Position.parse(q.position, rules)
+        hand = position.hand(position.turn)
+        position.order  # noqa: B018 - a position to judge plays in needs its trump
+    except ArenaError as exc:
+        raise BadQuestion(f"position: {exc}") from None
+    if not hand:
+        raise BadQuestion(f"position: seat {position.turn}, to play, holds no cards")
+    if q.play is not None:
+        verdict = check_play(position, _cards(q.play, "play", rules, allow_empty=True))
+        return {"legal": verdict.legal, "reason": verdict.reason, "turn": position.turn}
+    plays = list(itertools.islice(legal_plays(position), 100_000))
+    shown = [codes(p) for p in plays[:PLAYS_SHOWN]]
+    return {"turn": position.turn, "count": len(plays), "plays": shown}
 
 
 _HANDLERS: dict[str, tuple[type[Question], Callable[[Any, RuleSet], Answer]]] = {
@@ -355,5 +392,6 @@ _HANDLERS: dict[str, tuple[type[Question], Callable[[Any, RuleSet], Answer]]] = 
     "result": (ResultQ, _q_result),
     "advance": (AdvanceQ, _q_advance),
     "bids": (BidsQ, _q_bids),
+    "position": (PositionQ, _q_position),
 }
 """Each question's model and the function answering it."""

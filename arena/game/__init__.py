@@ -5,7 +5,7 @@ No trio, no gRPC, no clocks, no randomness: a seed and the answers fix the match
 
 from arena.errors import StateError
 from arena.game.control import FaultPolicy, PolicyKind, TimeControl
-from arena.game.deal import DealMachine, Phase
+from arena.game.deal import TRANSITIONS, DealMachine, Step
 from arena.game.domain import FaultKind, Ruling, Termination
 from arena.game.events import (
     EVENTS,
@@ -32,11 +32,12 @@ from arena.game.events import (
     landed,
 )
 from arena.game.fallback import FallbackBasis
-from arena.game.match import MatchMachine, MatchSetup
+from arena.game.match import MATCH_TRANSITIONS, MatchMachine, MatchPhase, MatchSetup
 from arena.game.recorder import EventSink, FaultNote, Recorder, RecordFeed
 from arena.game.requests import Bot, Request, SeatFeed
 from arena.game.selfplay import SelfplayStats, check_cards, tally_events
 from arena.game.shuffle import first_seat, shuffled_deck
+from arena.game.snapshot import DealSnapshot, MatchSnapshot, PastTrick, Phase
 from arena.game.stacking import hands_of, seed_for_first_seat, stack
 from arena.game.views import (
     SeatView,
@@ -59,7 +60,9 @@ def order_for(request: Request) -> CardOrder:
 
 __all__ = [
     "EVENTS",
+    "MATCH_TRANSITIONS",
     "PASS",
+    "TRANSITIONS",
     "Action",
     "BidMade",
     "Bot",
@@ -68,6 +71,7 @@ __all__ = [
     "DealEnded",
     "DealMachine",
     "DealRevealed",
+    "DealSnapshot",
     "DealStarted",
     "Decision",
     "Event",
@@ -81,7 +85,10 @@ __all__ = [
     "KittyTaken",
     "MatchEnded",
     "MatchMachine",
+    "MatchPhase",
     "MatchSetup",
+    "MatchSnapshot",
+    "PastTrick",
     "PenaltyApplied",
     "Phase",
     "PolicyKind",
@@ -93,6 +100,7 @@ __all__ = [
     "SeatFeed",
     "SeatView",
     "SelfplayStats",
+    "Step",
     "Termination",
     "ThrowFailed",
     "TimeControl",

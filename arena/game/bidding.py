@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 from arena.game.events import Action, Decision, Kind
-from arena.rules import Bid, Card, NoBid, Rank, RuleSet, Seat, Suit, legal_bids
+from arena.rules import Bid, Card, NoBid, Position, Rank, Seat, Suit, legal_bids
 
 
 def bid_window(
-    hands: Sequence[Sequence[Card]],
-    level: Rank,
-    winning: Bid | None,
-    rules: RuleSet,
-    seen: Sequence[frozenset[Action]],
-    closing: bool,
+    position: Position, seen: Sequence[frozenset[Action]], closing: bool
 ) -> dict[int, Decision]:
     """Who is asked in this window, each with every bid legal for it now.
 
@@ -23,25 +19,19 @@ def bid_window(
     window: every seat holding any legal bid.
     """
     window: dict[int, Decision] = {}
+    level = position.level
     for seat in range(4):
-        hand = hands[seat]
+        hand = position.hand(seat)
         if not closing and not (hand[-1].rank == level or hand[-1].is_joker):
             continue  # a card that cannot bid made no new bid possible
-        options = tuple(legal_bids(level, seat, hand, winning, rules))
+        options = tuple(legal_bids(position, seat))
         fresh = bool(options) if closing else not set(options) <= seen[seat]
         if options and fresh:
             window[seat] = Decision(seat, Kind.BID, options=options)
     return window
 
 
-def apply_window(
-    answers: Mapping[int, Action],
-    start: int,
-    hands: Sequence[Sequence[Card]],
-    level: Rank,
-    winning: Bid | None,
-    rules: RuleSet,
-) -> list[Bid]:
+def apply_window(answers: Mapping[int, Action], start: int, position: Position) -> list[Bid]:
     """Apply a window's answers in seat order from ``start``; returns the bids made.
 
     An answer that an earlier answer in the same window outranked is a pass, not a fault.
@@ -50,9 +40,10 @@ def apply_window(
     for i in range(4):
         seat = Seat(start).after(i)
         cards = answers.get(seat)
-        if cards and cards in legal_bids(level, seat, hands[seat], winning, rules):
-            winning = Bid(seat, cards)
-            made.append(winning)
+        if cards and cards in legal_bids(position, seat):
+            bid = Bid(seat, cards)
+            position = dataclasses.replace(position, bid=bid)
+            made.append(bid)
     return made
 
 

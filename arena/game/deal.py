@@ -3,6 +3,10 @@
 Sans-IO in the style of h11: the machine says which decisions are pending
 (:meth:`DealMachine.pending`), takes answers (:meth:`DealMachine.answer`) and returns
 the events they caused. It never waits, reads no clock and draws no random number.
+Every move it can make is one row of :data:`TRANSITIONS` (phase × input → handler,
+next phase): the answers a seat gives, and the steps the machine gives itself when a
+phase's work is done. Its state is private; :meth:`DealMachine.snapshot` is the frozen
+picture views and tests read, and its ``repr`` is the position's text form.
 
 Blame lives in the type (STYLE.md habit 5): an answer that breaks a rule raises
 :class:`~arena.errors.IllegalPlay` and leaves the machine unchanged; driving the
@@ -15,16 +19,16 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import Final, NamedTuple
 
 from arena.errors import IllegalPlay, StateError
 from arena.game.bidding import apply_window, bid_window, trump_from_kitty
+from arena.game.deal_state import DealState
 from arena.game.events import (
     Action,
     BidMade,
     CardDealt,
     CardsPlayed,
-    DealEnded,
     DealStarted,
     Decision,
     Event,
@@ -39,36 +43,42 @@ from arena.game.events import (
 )
 from arena.game.fallback import FallbackBasis
 from arena.game.settle import settle_deal
+from arena.game.snapshot import DealSnapshot, PastTrick, Phase
 from arena.rules import (
     LEGAL,
-    Bid,
     Card,
-    CardOrder,
-    Leading,
+    LeadVerdict,
+    Position,
     Rank,
     RuleSet,
     Seat,
     Side,
     Trump,
-    Unit,
     Verdict,
     card_order,
     check_bid,
-    check_follow,
-    check_lead,
+    check_bury,
+    check_play,
     first_leading,
-    format_cards,
-    missing_from,
     next_leading,
     other_team,
 )
 
 
-class Phase(enum.Enum):
-    BIDDING = "bidding"
-    BURYING = "burying"
-    PLAYING = "playing"
-    OVER = "over"
+class Step(enum.Enum):
+    """The inputs the machine gives itself when a phase's work is done."""
+
+    NO_BID = "no bid in the first deal"  # deal again
+    TRUMP_SET = "trump settled"  # the dealer takes the kitty
+    LAST_TRICK = "the last trick was won"  # settle the deal
+
+
+class Answer(NamedTuple):
+    """A seat's answer, judged: the decision it answers, the cards, the verdict."""
+
+    decision: Decision
+    action: Action
+    verdict: Verdict
 
 
 class DealMachine:
@@ -77,7 +87,7 @@ class DealMachine:
     ``cards`` is the shuffled deck in dealing order. ``dealer`` is ``None`` in the first
     deal of a match, where the bidding decides it; then ``redeal_fallback`` says whether
     a deal without any bid falls back to the first seat (after three redeals) instead of
-    ending in a redeal (``self.redeal`` is then true).
+    ending in a redeal (the snapshot's ``redeal`` is then true).
     """
 
     def __init__(
@@ -92,56 +102,53 @@ class DealMachine:
         attempt: int = 0,
         redeal_fallback: bool = False,
     ) -> None:
-        self.rules = rules
-        self.deal = deal
-        self.attempt = attempt
-        self.dealer = dealer
-        self.levels = levels
-        self.level = levels[Seat(dealer).team] if dealer is not None else rules.start_level
-        self.first_seat = first_seat
-        self.redeal_fallback = redeal_fallback
-        self.deck = tuple(cards)
-        self.hands: list[list[Card]] = [[], [], [], []]
-        self.kitty: list[Card] = []
-        self.phase = Phase.BIDDING
-        self.events: list[Event] = []
-        self.redeal = False
-        # bidding
-        self.bids: list[Bid] = []
-        self.winning: Bid | None = None
-        self.dealt = 0
-        self._seen: list[frozenset[Action]] = [frozenset()] * 4
-        self._closing = False
-        self._window: dict[int, Decision] = {}
-        self._answers: dict[int, Action] = {}
-        # play
-        self.trump: Trump | None = None
-        self.order: CardOrder | None = None
-        self.trick = 1  # numbered from 1 within the deal
-        self.leader = 0
-        self.plays: list[tuple[int, Action]] = []
-        self.played: list[Card] = []  # the cards of finished tricks
-        self.leading = Leading(0, 0, (), 0)  # the play winning the trick in progress
-        self.lead_units: list[Unit] = []
-        self.previous: tuple[int, list[tuple[int, Action]], int] | None = None
-        self.revealed: list[list[Card]] = [[], [], [], []]
-        self.trick_points = 0
-        self.points_by_seat = [0, 0, 0, 0]  # card points won in tricks, per seat
-        self.throw_penalties = 0
-        self.team_penalties = [0, 0]
-        self.result: DealEnded | None = None
-        self.match_won = False
+        self.rules: Final = rules
+        self.deal: Final = deal  # the deal's number, from 1
+        level = levels[Seat(dealer).team] if dealer is not None else rules.start_level
+        self._s = DealState(
+            rules, deal, attempt, dealer, levels, level, first_seat, redeal_fallback, tuple(cards)
+        )
+        self.events: Final[list[Event]] = []
+        self._snapshot: DealSnapshot | None = None  # caches, dropped at every change
+        self._position: Position | None = None
         expected = 4 * rules.hand_size + rules.kitty_size
-        if len(self.deck) != expected:
-            raise StateError(f"a deck for this deal needs {expected} cards, not {len(self.deck)}")
-        self._emit(DealStarted(deal, attempt, dealer, self.level, first_seat, levels))
-        self._deal_on()
+        if len(self._s.deck) != expected:
+            raise StateError(
+                f"a deck for this deal needs {expected} cards, not {len(self._s.deck)}"
+            )
+        self._emit(DealStarted(deal, attempt, dealer, self._s.level, first_seat, levels))
+        self._fire(self._deal_on())
 
     # -- the public verbs ----------------------------------------------------------------
 
+    @property
+    def phase(self) -> Phase:
+        return self._s.phase
+
+    @property
+    def trick(self) -> int:
+        """The number of the trick in progress (from 1)."""
+        return self._s.trick
+
+    def snapshot(self) -> DealSnapshot:
+        """The deal as of now, frozen (made once per change)."""
+        if self._snapshot is None:
+            self._snapshot = self._s.freeze()
+        return self._snapshot
+
+    @property
+    def position(self) -> Position:
+        """The rules' view of the deal now (what the legality API judges against)."""
+        if self._position is None:
+            self._position = self._s.position(self._snapshot)
+        return self._position
+
+    def __repr__(self) -> str:
+        return f"<DealMachine deal {self.deal} {self._s.phase.value}: {self.position}>"
+
     def pending(self) -> tuple[Decision, ...]:
         """The decisions waiting for an answer (several only in a bid window)."""
-        return tuple(d for s, d in self._window.items() if s not in self._answers)
+        return tuple(d for s, d in self._s.window.items() if s not in self._s.answers)
 
     def answer(self, seat: int, action: Sequence[Card]) -> list[Event]:
         """Apply ``seat``'s answer; return the events it caused (none until a bid window
@@ -152,19 +159,19 @@ class DealMachine:
             StateError: ``seat`` has no pending decision.
         """
         decision = self._pending_for(seat)
-        handler = _MOVES.get((self.phase, decision.kind))
-        if handler is None:
-            raise StateError(f"no {decision.kind.value} is allowed in phase {self.phase.value}")
-        verdict = self._judge(decision, tuple(action))
+        cards = tuple(action)
+        verdict = self._judge(decision, cards)
         if not verdict.legal:
             raise IllegalPlay(verdict.reason)
         start = len(self.events)
-        handler(self, decision, tuple(action))
+        self._fire(decision.kind, Answer(decision, cards, verdict))
         return self.events[start:]
 
     def check(self, seat: int, action: Sequence[Card]) -> Verdict:
-        """Judge an answer without applying it (the ``Check`` dry run)."""
-        return self._judge(self._pending_for(seat), tuple(action))
+        """Judge an answer without applying it (the ``Check`` dry run). A legal lead is
+        plain :data:`LEGAL`: whether a throw would fail tells what others hold."""
+        verdict = self._judge(self._pending_for(seat), tuple(action))
+        return LEGAL if verdict.legal else Verdict(False, verdict.reason)
 
     def fallback(self, seat: int) -> Action:
         """The deterministic legal answer the referee plays on a timeout or fault."""
@@ -174,218 +181,218 @@ class DealMachine:
         """What ``seat``'s fallback depends on, frozen now: it holds nothing of the
         machine, so it can travel with a request and never goes stale."""
         decision = self._pending_for(seat)
-        order = self._order() if decision.kind is not Kind.BID else None
-        return FallbackBasis(decision, tuple(self.hands[seat]), order, tuple(self.lead_units))
+        deal = self.snapshot()  # the view's snapshot: its copies cost nothing more
+        return FallbackBasis(decision, deal.hands[seat], deal.order, deal.lead_units)
 
     def penalize(self, team: int, points: int, reason: str) -> list[Event]:
         """Charge ``points`` against ``team`` (a referee penalty, settled at deal end)."""
-        if self.phase is Phase.OVER:
+        if self._s.phase is Phase.OVER:
             raise StateError("the deal is over: penalties apply to the next deal")
-        self.team_penalties[team] += points
+        self._s.team_penalties[team] += points
         return [self._emit(PenaltyApplied(team, points, reason))]
 
-    # -- judging -------------------------------------------------------------------------
+    # -- the machinery -------------------------------------------------------------------
+
+    def _fire(self, what: Kind | Step | None, answer: Answer | None = None) -> None:
+        """Feed ``what`` through :data:`TRANSITIONS`, then any step its handler returns."""
+        while what is not None:
+            row = TRANSITIONS.get((self._s.phase, what))
+            if row is None:
+                raise StateError(f"no {what.value} is allowed in phase {self._s.phase.value}")
+            handler, after = row
+            what = handler(self, answer)
+            self._s.phase, answer = after, None
+            self._snapshot = self._position = None
 
     def _pending_for(self, seat: int) -> Decision:
-        decision = self._window.get(seat)
-        if decision is None or seat in self._answers:
+        decision = self._s.window.get(seat)
+        if decision is None or seat in self._s.answers:
             asked = ", ".join(str(d.seat) for d in self.pending()) or "nobody"
             raise StateError(f"seat {seat} has no pending decision (waiting for {asked})")
         return decision
 
     def _judge(self, decision: Decision, action: Action) -> Verdict:
-        seat = decision.seat
-        hand = self.hands[seat]
+        """One verdict per answer, from the legality API (a lead's is a LeadVerdict)."""
         if decision.kind is Kind.BID:
-            return check_bid(self.level, seat, hand, self.winning, action, self.rules)
+            return check_bid(self.position, decision.seat, action)
         if decision.kind is Kind.BURY:
-            if len(action) != decision.count:
-                return Verdict(False, f"bury exactly {decision.count} cards, not {len(action)}")
-            missing = missing_from(hand, action)
-            return Verdict(False, f"not in hand: {format_cards(missing)}") if missing else LEGAL
-        order = self._order()
-        if not decision.lead:
-            lead = check_lead(seat, self.hands, action, order, self._dealer())
-            return Verdict(lead.legal, lead.reason) if not lead.legal else LEGAL
-        return check_follow(decision.lead, hand, action, order, self.lead_units)
-
-    def _order(self) -> CardOrder:
-        if self.order is None:
-            raise StateError("no trump has been declared yet")
-        return self.order
-
-    def _dealer(self) -> int:
-        if self.dealer is None:
-            raise StateError("no dealer yet")
-        return self.dealer
+            return check_bury(self.position, action)
+        return check_play(self.position, action)
 
     def _emit(self, event: Event) -> Event:
         self.events.append(event)
+        self._snapshot = self._position = None
         return event
 
     # -- dealing and bidding (RULES.md §5) -----------------------------------------------
 
-    def _deal_on(self) -> None:
+    def _deal_on(self) -> Step | None:
         """Deal rounds until a bid window opens, then the closing windows."""
         rounds = self.rules.hand_size
-        while self.dealt < rounds:
-            self.dealt += 1
-            base = (self.dealt - 1) * 4
+        while self._s.dealt < rounds:
+            self._s.dealt += 1
+            base = (self._s.dealt - 1) * 4
             for i in range(4):
-                seat = Seat(self.first_seat).after(i)
-                card = self.deck[base + i]
-                self.hands[seat].append(card)
+                seat = Seat(self._s.first_seat).after(i)
+                card = self._s.deck[base + i]
+                self._s.hands[seat].append(card)
                 self._emit(CardDealt(seat, card))
             if self._open_window(closing=False):
-                return
-        self.kitty = list(self.deck[4 * rounds :])
-        if not self._open_window(closing=True):
-            self._finish_bidding()
+                return None
+        self._s.kitty = list(self._s.deck[4 * rounds :])
+        return None if self._open_window(closing=True) else self._close_bidding()
 
     def _open_window(self, closing: bool) -> bool:
-        self._closing = closing
-        self._window = bid_window(
-            self.hands, self.level, self.winning, self.rules, self._seen, closing
-        )
-        self._answers = {}
-        return bool(self._window)
+        self._s.closing = closing
+        self._s.window = bid_window(self.position, self._s.seen, closing)
+        self._s.answers = {}
+        return bool(self._s.window)
 
-    def _on_bid(self, decision: Decision, action: Action) -> None:
-        self._answers[decision.seat] = action
-        self._seen[decision.seat] = frozenset(decision.options)
-        if len(self._answers) < len(self._window):
-            return
-        start = self.dealer if self.dealer is not None else self.first_seat
-        made = apply_window(self._answers, start, self.hands, self.level, self.winning, self.rules)
+    def _on_bid(self, answer: Answer | None) -> Step | None:
+        assert answer is not None
+        seat = answer.decision.seat
+        self._s.answers[seat] = answer.action
+        self._s.seen[seat] = frozenset(answer.decision.options)
+        if len(self._s.answers) < len(self._s.window):
+            return None
+        start = self._s.dealer if self._s.dealer is not None else self._s.first_seat
+        made = apply_window(self._s.answers, start, self.position)
         for bid in made:
-            self.winning = bid
-            self.bids.append(bid)
+            self._s.winning = bid
+            self._s.bids += (bid,)
             self._emit(BidMade(bid.seat, bid.cards))
-        self._window, self._answers = {}, {}
-        if not self._closing:
-            self._deal_on()
-        elif not (made and self._open_window(closing=True)):
-            self._finish_bidding()
+        self._s.window, self._s.answers = {}, {}
+        if not self._s.closing:
+            return self._deal_on()
+        if made and self._open_window(closing=True):
+            return None
+        return self._close_bidding()
 
-    def _finish_bidding(self) -> None:
-        self._window, self._answers = {}, {}
+    def _close_bidding(self) -> Step:
+        self._s.window, self._s.answers = {}, {}
+        if self._s.winning is None and self._s.dealer is None and not self._s.redeal_fallback:
+            return Step.NO_BID
+        return Step.TRUMP_SET
+
+    def _on_no_bid(self, _: Answer | None) -> None:
+        self._s.redeal = True
+        self._emit(Redealt(self._s.attempt + 1, "no bid in the first deal"))
+
+    def _on_trump(self, _: Answer | None) -> None:
         revealed: tuple[Card, ...] = ()
-        if self.winning is not None:
-            suit, source = self.winning.suit, "bid"
-            if self.dealer is None:
-                self.dealer = self.winning.seat
-        elif self.dealer is None and not self.redeal_fallback:
-            self.redeal = True
-            self.phase = Phase.OVER
-            self._emit(Redealt(self.attempt + 1, "no bid in the first deal"))
-            return
+        if self._s.winning is not None:
+            suit, source = self._s.winning.suit, "bid"
+            if self._s.dealer is None:
+                self._s.dealer = self._s.winning.seat
         else:
-            source = "kitty" if self.dealer is not None else "redeal_fallback"
-            if self.dealer is None:
-                self.dealer = self.first_seat
-            suit, revealed = trump_from_kitty(self.kitty, self.level, self.rules.no_bid)
-        self.trump = Trump(self.level, suit)
-        self.order = card_order(self.trump, self.rules)
-        bidder = self.winning.seat if self.winning else None
-        self._emit(TrumpDeclared(self.level, suit, self.dealer, source, bidder, revealed))
-        dealer = self.dealer
-        self.hands[dealer].extend(self.kitty)
-        self._emit(KittyTaken(dealer, tuple(self.kitty)))
-        self.phase = Phase.BURYING
-        self._window = {dealer: Decision(dealer, Kind.BURY, count=self.rules.kitty_size)}
+            source = "kitty" if self._s.dealer is not None else "redeal_fallback"
+            if self._s.dealer is None:
+                self._s.dealer = self._s.first_seat
+            suit, revealed = trump_from_kitty(self._s.kitty, self._s.level, self.rules.no_bid)
+        self._s.trump = Trump(self._s.level, suit)
+        self._s.order = card_order(self._s.trump, self.rules)
+        bidder = self._s.winning.seat if self._s.winning else None
+        dealer = self._s.dealer
+        self._emit(TrumpDeclared(
+            self._s.level, suit, dealer, source, bidder, revealed
+        ))  # fmt: skip
+        self._s.hands[dealer].extend(self._s.kitty)
+        self._emit(KittyTaken(dealer, tuple(self._s.kitty)))
+        self._s.window = {dealer: Decision(dealer, Kind.BURY, count=self.rules.kitty_size)}
 
     # -- the kitty (RULES.md §6) ---------------------------------------------------------
 
-    def _on_bury(self, decision: Decision, action: Action) -> None:
-        dealer = decision.seat
-        hand = self.hands[dealer]
-        for card in action:
+    def _on_bury(self, answer: Answer | None) -> None:
+        assert answer is not None
+        dealer = answer.decision.seat
+        hand = self._s.hands[dealer]
+        for card in answer.action:
             hand.remove(card)
-        self.kitty = list(action)
-        self._emit(KittyBuried(dealer, action))
-        self.phase = Phase.PLAYING
-        self.leader = dealer
-        self._window = {dealer: Decision(dealer, Kind.PLAY)}
+        self._s.kitty = list(answer.action)
+        self._emit(KittyBuried(dealer, answer.action))
+        self._s.leader = dealer
+        self._s.window = {dealer: Decision(dealer, Kind.PLAY)}
 
     # -- tricks (RULES.md §7) ------------------------------------------------------------
 
-    def _on_play(self, decision: Decision, action: Action) -> None:
-        seat = decision.seat
-        order = self._order()
-        landed = action
-        if not decision.lead:
-            lead = check_lead(seat, self.hands, action, order, self._dealer())
+    def _on_play(self, answer: Answer | None) -> Step | None:
+        assert answer is not None and self._s.order is not None
+        decision, action, lead = answer
+        seat, order, landed = decision.seat, self._s.order, action
+        if isinstance(lead, LeadVerdict):  # judged once, in answer(): what lands, what it costs
             landed = lead.played
-            self.lead_units = list(lead.units)
+            self._s.lead_units = lead.units
             if lead.failed:
-                self.throw_penalties += lead.penalty
+                self._s.throw_penalties += lead.penalty
                 # shown cards stay shown: a second failed throw shows only what is new
-                union = Counter(self.revealed[seat]) | Counter(lead.returned)
-                self.revealed[seat] = list(union.elements())
-                self._emit(
-                    ThrowFailed(
-                        seat, action, landed, lead.returned, lead.blocker or 0, lead.penalty
-                    )
-                )
-        hand = self.hands[seat]
-        shown = self.revealed[seat]
+                union = Counter(self._s.revealed[seat]) | Counter(lead.returned)
+                self._s.revealed[seat] = list(union.elements())
+                self._emit(ThrowFailed(
+                    seat, action, landed, lead.returned, lead.blocker or 0, lead.penalty
+                ))  # fmt: skip
+        hand, shown = self._s.hands[seat], self._s.revealed[seat]
         for card in landed:
             hand.remove(card)
             if card in shown:
                 shown.remove(card)
-        if self.plays:  # who leads the trick now (RULES.md §7, Winning a trick)
-            led = order.lane[self.plays[0][1][0].index]
-            self.leading = next_leading(self.leading, len(self.plays), landed, self.lead_units,
-                                        led, order)  # fmt: skip
+        plays = self._s.plays
+        if plays:  # who leads the trick now (RULES.md §7, Winning a trick)
+            led = order.lane[plays[0][1][0].index]
+            self._s.leading = next_leading(self._s.leading, len(plays), landed, self._s.lead_units,
+                                         led, order)  # fmt: skip
         else:
-            self.leading = first_leading(landed, self.lead_units, order)
-        self.plays.append((seat, landed))
-        self._emit(CardsPlayed(seat, self.trick, landed))
-        if len(self.plays) < 4:
+            self._s.leading = first_leading(landed, self._s.lead_units, order)
+        plays.append((seat, landed))
+        self._emit(CardsPlayed(seat, self._s.trick, landed))
+        if len(plays) < 4:
             nxt = Seat(seat).next
-            self._window = {nxt: Decision(nxt, Kind.PLAY, count=len(landed), lead=self.plays[0][1])}
-            return
-        winner = self.winning_seat
-        won = sum(card.points for _, cards in self.plays for card in cards)
-        self.points_by_seat[winner] += won
-        if Seat(winner).side(self._dealer()) is Side.ATTACKERS:
-            self.trick_points += won
-        self._emit(TrickWon(self.trick, winner, won, self.trick_points))
-        self.previous = (self.leader, self.plays, winner)
-        for _, cards in self.plays:
-            self.played.extend(cards)
-        last_units = self.lead_units
-        self.trick += 1
-        self.plays = []
-        self.leader = winner
-        if self.hands[winner]:
-            self._window = {winner: Decision(winner, Kind.PLAY)}
-        else:
-            self._end(winner, last_units)
-
-    @property
-    def winning_seat(self) -> int:
-        """The seat winning the trick in progress so far (the leader before any follow)."""
-        return Seat(self.leader).after(self.leading.place) if self.plays else self.leader
+            self._s.window = {nxt: Decision(nxt, Kind.PLAY, count=len(landed), lead=plays[0][1])}
+            return None
+        winner = self._s.winning_seat()
+        won = sum(card.points for _, cards in plays for card in cards)
+        self._s.points_by_seat[winner] += won
+        if self._s.dealer is None or Seat(winner).side(self._s.dealer) is Side.ATTACKERS:
+            self._s.trick_points += won
+        self._emit(TrickWon(self._s.trick, winner, won, self._s.trick_points))
+        self._s.previous = PastTrick(self._s.leader, tuple(plays), winner)
+        self._s.played += tuple(c for _, cards in plays for c in cards)
+        self._s.trick += 1
+        self._s.plays = []
+        self._s.leader = winner
+        if self._s.hands[winner]:
+            self._s.lead_units = ()
+            self._s.window = {winner: Decision(winner, Kind.PLAY)}
+            return None
+        return Step.LAST_TRICK
 
     # -- the end of the deal (RULES.md §8) ----------------------------------------------
 
-    def _end(self, last_winner: int, last_units: Sequence[Unit]) -> None:
-        self._window = {}
-        self.phase = Phase.OVER
-        dealer = self._dealer()
+    def _on_end(self, _: Answer | None) -> None:
+        self._s.window = {}
+        assert self._s.previous is not None and self._s.dealer is not None
+        dealer = self._s.dealer
         team = Seat(dealer).team
-        faults = self.team_penalties[team] - self.team_penalties[other_team(team)]
-        self.result, self.match_won = settle_deal(
-            self.rules, self.deal, dealer, self.levels, self.trick_points, self.kitty,
-            last_winner, last_units, self.throw_penalties, faults,
+        faults = self._s.team_penalties[team] - self._s.team_penalties[other_team(team)]
+        self._s.ended = settle_deal(
+            self.rules, self.deal, dealer, self._s.levels, self._s.trick_points, self._s.kitty,
+            self._s.previous.winner, self._s.lead_units, self._s.throw_penalties, faults,
         )  # fmt: skip
-        self._emit(self.result)
+        self._emit(self._s.ended[0])
 
 
-_MOVES: Final[dict[tuple[Phase, Kind], Callable[[DealMachine, Decision, Action], None]]] = {
-    (Phase.BIDDING, Kind.BID): DealMachine._on_bid,
-    (Phase.BURYING, Kind.BURY): DealMachine._on_bury,
-    (Phase.PLAYING, Kind.PLAY): DealMachine._on_play,
+Handler = Callable[[DealMachine, Answer | None], Step | None]
+
+TRANSITIONS: Final[dict[tuple[Phase, Kind | Step], tuple[Handler, Phase]]] = {
+    # phase           input             handler                  next phase
+    (Phase.BIDDING, Kind.BID): (DealMachine._on_bid, Phase.BIDDING),
+    (Phase.BIDDING, Step.NO_BID): (DealMachine._on_no_bid, Phase.OVER),
+    (Phase.BIDDING, Step.TRUMP_SET): (DealMachine._on_trump, Phase.BURYING),
+    (Phase.BURYING, Kind.BURY): (DealMachine._on_bury, Phase.PLAYING),
+    (Phase.PLAYING, Kind.PLAY): (DealMachine._on_play, Phase.PLAYING),
+    (Phase.PLAYING, Step.LAST_TRICK): (DealMachine._on_end, Phase.OVER),
 }
-"""The allowed moves: (phase, decision kind) → handler. Anything else is a StateError."""
+"""Every move of a deal: (phase, input) → (handler, the phase after it). An answer's
+input is its decision's kind; a handler returns the step that follows, if any. Anything
+not in the table is a StateError."""
+
+__all__ = ["TRANSITIONS", "Answer", "DealMachine", "Phase", "Step"]

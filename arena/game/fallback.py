@@ -3,7 +3,9 @@
 The referee plays the fallback on a timeout or a fault, and a request carries it for the
 bot. :class:`FallbackBasis` holds copies of the seat's hand, the card order and the lead's
 units — nothing of the live machine — so a request can compute it lazily and it never
-goes stale.
+goes stale. It holds the seat's own cards only: a request carries it to in-process bots,
+so it must not hand them anything the seat's view does not (the redaction of
+:mod:`arena.game.views`).
 """
 
 from __future__ import annotations

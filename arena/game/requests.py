@@ -14,8 +14,8 @@ from typing import Protocol
 from arena.game.events import Action, DealStarted, Decision, Event
 from arena.game.fallback import FallbackBasis
 from arena.game.match import MatchMachine
-from arena.game.views import SeatView, indexed_seat_events, seat_view
-from arena.rules import RuleSet
+from arena.game.views import SeatView, indexed_seat_events, seat_view, view_position
+from arena.rules import Position, RuleSet
 
 
 class Request:
@@ -27,7 +27,16 @@ class Request:
     when the request was made, whatever the match does since.
     """
 
-    __slots__ = ("_basis", "_fallback", "decision", "event_indices", "events", "rules", "view")
+    __slots__ = (
+        "_basis",
+        "_fallback",
+        "_position",
+        "decision",
+        "event_indices",
+        "events",
+        "rules",
+        "view",
+    )
 
     def __init__(
         self,
@@ -44,10 +53,19 @@ class Request:
         self.rules = rules
         self._basis = basis
         self._fallback: Action | None = None
+        self._position: Position | None = None
 
     @property
     def seat(self) -> int:
         return self.decision.seat
+
+    @property
+    def position(self) -> Position:
+        """The seat's view as a :class:`~arena.rules.Position` (others' hands unknown),
+        for the legality API (``check_play``, ``legal_plays``...)."""
+        if self._position is None:
+            self._position = view_position(self.view, self.rules)
+        return self._position
 
     @property
     def fallback(self) -> Action:

@@ -10,8 +10,9 @@ import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 
-from arena.game.deal import DealMachine, Phase
+from arena.game.deal import DealMachine
 from arena.game.events import DealEnded, Event, TrickWon
+from arena.game.snapshot import Phase
 from arena.rules import Card, deck, format_cards, points
 
 
@@ -27,11 +28,12 @@ class SelfplayStats:
     attacker_points: int = 0
 
 
-def check_cards(deal: DealMachine) -> str | None:
+def check_cards(machine: DealMachine) -> str | None:
     """Every card of the deck is in exactly one place: hands, undealt, kitty, table, tricks."""
+    deal = machine.snapshot()
     places: list[Sequence[Card]] = list(deal.hands)
     if deal.phase is Phase.BIDDING:
-        places.append(deal.deck[4 * deal.dealt :])
+        places.append(deal.undealt)
     elif deal.phase is not Phase.BURYING:  # while burying, the kitty is in the dealer's hand
         places += [deal.kitty, deal.played, *(p for _, p in deal.plays)]
     counts = [0] * 54

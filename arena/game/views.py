@@ -13,7 +13,6 @@ import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
-from arena.game.deal import Phase
 from arena.game.events import (
     Action,
     CardDealt,
@@ -23,7 +22,8 @@ from arena.game.events import (
     jsonable,
 )
 from arena.game.match import MatchMachine
-from arena.rules import Bid, Card, Rank, Seat, Suit, Trump, other_team
+from arena.game.snapshot import Phase
+from arena.rules import Bid, Card, Position, Rank, RuleSet, Seat, Suit, Trump, other_team
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -86,27 +86,28 @@ def _plain(v: Any) -> Any:
 
 
 def seat_view(match: MatchMachine, seat: int) -> SeatView:
-    """The view of ``seat`` (0–3): its own hand only, the kitty only when allowed."""
-    deal = match.deal
+    """The view of ``seat`` (0–3): its own hand only, the kitty only when allowed.
+    Read from the match's frozen snapshot, never from the machines' state."""
+    snap = match.snapshot()
+    deal = snap.deal
     over = deal.phase is Phase.OVER
     kitty: tuple[Card, ...] = ()
     if over or (deal.dealer == seat and deal.phase is not Phase.BIDDING):
-        kitty = tuple(deal.kitty)
+        kitty = deal.kitty
     order = deal.order
     current = None
     if deal.phase is Phase.PLAYING:
-        plays = tuple(deal.plays)
-        current = TrickView(deal.trick, deal.leader, plays, deal.winning_seat if plays else None)
+        plays = deal.plays
+        current = TrickView(deal.trick, deal.leader, plays, deal.winning_seat)
     previous = None
     if deal.previous is not None:
-        leader, last, winner = deal.previous
-        previous = TrickView(deal.trick - 1, leader, tuple(last), winner)
+        last = deal.previous
+        previous = TrickView(deal.trick - 1, last.leader, last.plays, last.winner)
     hand = order.sort(list(deal.hands[seat])) if order else list(deal.hands[seat])
     faults = 0
     if deal.dealer is not None:
         team = Seat(deal.dealer).team
         faults = deal.team_penalties[team] - deal.team_penalties[other_team(team)]
-    by_seat, sizes = deal.points_by_seat, [len(h) for h in deal.hands]
     return SeatView(
         seat=seat,
         deal=deal.deal,
@@ -116,8 +117,8 @@ def seat_view(match: MatchMachine, seat: int) -> SeatView:
         level=deal.level,
         trump_suit=deal.trump.suit if deal.trump else None,
         trump_declared=deal.trump is not None,
-        levels=match.levels,
-        bids=tuple(deal.bids),
+        levels=snap.levels,
+        bids=deal.bids,
         winning_bid=deal.winning,
         trick=deal.trick,
         current=current,
@@ -125,11 +126,33 @@ def seat_view(match: MatchMachine, seat: int) -> SeatView:
         attacker_points=deal.trick_points,
         penalty_points=deal.throw_penalties,
         fault_penalty_points=faults,
-        revealed=tuple(tuple(r) for r in deal.revealed),
+        revealed=deal.revealed,
         kitty=kitty,
-        points_by_seat=(by_seat[0], by_seat[1], by_seat[2], by_seat[3]),
-        hand_sizes=(sizes[0], sizes[1], sizes[2], sizes[3]),
+        points_by_seat=deal.points_by_seat,
+        hand_sizes=(len(deal.hands[0]), len(deal.hands[1]), len(deal.hands[2]), len(deal.hands[3])),
         first_seat=deal.first_seat,
+    )
+
+
+def view_position(view: SeatView, rules: RuleSet) -> Position:
+    """What ``view``'s seat knows, as a position: its own hand (the others' unknown),
+    the trick in progress, the kitty if it may see it. The built-in bots judge their
+    candidate plays against it with the legality API."""
+    hands: list[tuple[Card, ...] | None] = [None, None, None, None]
+    hands[view.seat] = view.hand
+    h0, h1, h2, h3 = hands
+    current = view.current
+    return Position(
+        (h0, h1, h2, h3),
+        view.level,
+        view.trump,
+        view.dealer,
+        view.kitty or None,
+        current.leader if current is not None else view.seat,
+        tuple(cards for _, cards in current.plays) if current is not None else (),
+        view.attacker_points,
+        view.winning_bid,
+        rules,
     )
 
 
@@ -167,4 +190,5 @@ __all__ = [
     "public_events",
     "seat_events",
     "seat_view",
+    "view_position",
 ]

@@ -4,7 +4,7 @@ Other layers import from here, never from a module inside (STYLE.md habit 3).
 """
 
 from arena.errors import IllegalPlay, InvalidCards, InvalidRules
-from arena.rules.bids import Bid, check_bid, is_bid_shape, legal_bids, strength
+from arena.rules.bids import Bid, is_bid_shape, strength
 from arena.rules.cards import (
     BIG_JOKER,
     CARDS,
@@ -22,9 +22,20 @@ from arena.rules.cards import (
     points,
     pretty_cards,
 )
-from arena.rules.follow import LEGAL, Verdict, check_follow, missing_from
+from arena.rules.follow import check_follow
 from arena.rules.lead import LeadVerdict, check_lead, throw_penalty
 from arena.rules.legal import cheapness, fallback_bury, fallback_lead, legal_follow, lowest
+from arena.rules.legality import (
+    apply_play,
+    check_bid,
+    check_bury,
+    check_play,
+    legal_bids,
+    legal_burials,
+    legal_plays,
+    perft,
+)
+from arena.rules.position import Position, position_of
 from arena.rules.ruleset import (
     VARIANT_KEYS,
     BidStrength,
@@ -41,6 +52,7 @@ from arena.rules.seats import SEATS, Seat, Side, other_team, team_of
 from arena.rules.trick import Leading, TrickResult, first_leading, next_leading, trick_winner
 from arena.rules.trump import TRUMP_LANE, CardOrder, Trump, card_order
 from arena.rules.units import THROW, Unit, arrange, decompose, shape_of
+from arena.rules.verdict import LEGAL, Verdict, missing_from
 
 __all__ = [
     "ATTACKERS",
@@ -69,6 +81,7 @@ __all__ = [
     "LeadVerdict",
     "Leading",
     "NoBid",
+    "Position",
     "Rank",
     "RuleSet",
     "Seat",
@@ -81,13 +94,16 @@ __all__ = [
     "Unit",
     "Verdict",
     "advance",
+    "apply_play",
     "arrange",
     "card_order",
     "cheapness",
     "check_bid",
+    "check_bury",
     "check_counts",
     "check_follow",
     "check_lead",
+    "check_play",
     "codes",
     "deal_result",
     "deck",
@@ -99,13 +115,17 @@ __all__ = [
     "is_bid_shape",
     "kitty_bonus",
     "legal_bids",
+    "legal_burials",
     "legal_follow",
+    "legal_plays",
     "lowest",
     "missing_from",
     "next_leading",
     "other_team",
     "parse_cards",
+    "perft",
     "points",
+    "position_of",
     "pretty_cards",
     "shape_of",
     "strength",

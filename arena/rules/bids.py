@@ -13,8 +13,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from arena.rules.cards import Card, Rank, Suit, format_cards
-from arena.rules.follow import Verdict, missing_from
 from arena.rules.ruleset import BidStrength, RuleSet
+from arena.rules.verdict import Verdict, missing_from
 
 _SUIT_ORDER = {Suit.DIAMONDS: 1, Suit.CLUBS: 2, Suit.HEARTS: 3, Suit.SPADES: 4}
 
@@ -63,7 +63,7 @@ def strength(cards: Sequence[Card], rules: RuleSet) -> tuple[int, int]:
     return (len(cards), tie)
 
 
-def legal_bids(
+def bid_options(
     level: Rank, seat: int, hand: Sequence[Card], winning: Bid | None, rules: RuleSet
 ) -> list[tuple[Card, ...]]:
     """Every bid ``seat`` may make now, weakest first (RULES.md §5)."""
@@ -87,7 +87,7 @@ def legal_bids(
     return options
 
 
-def check_bid(
+def judge_bid(
     level: Rank,
     seat: int,
     hand: Sequence[Card],
@@ -106,7 +106,7 @@ def check_bid(
             f"{format_cards(cards)} is not a bid: show one or two {level.code}s of a suit, "
             "or a pair of jokers",
         )
-    if tuple(cards) in legal_bids(level, seat, hand, winning, rules):
+    if tuple(cards) in bid_options(level, seat, hand, winning, rules):
         return Verdict(True)
     if winning is not None and winning.seat == seat:
         return Verdict(
@@ -114,6 +114,6 @@ def check_bid(
             f"your bid {format_cards(winning.cards)} is winning: "
             "you may only reinforce it with the same card",
         )
-    options = legal_bids(level, seat, hand, winning, rules)
+    options = bid_options(level, seat, hand, winning, rules)
     shown = "; ".join(format_cards(o) for o in options) or "none (pass)"
     return Verdict(False, f"{format_cards(cards)} does not beat {winning}; legal bids: {shown}")

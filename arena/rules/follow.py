@@ -11,41 +11,15 @@ legal when its profile equals the best profile the hand could have reached.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 from arena.rules.cards import Card, format_cards
 from arena.rules.ruleset import FollowRule
 from arena.rules.trump import CardOrder
 from arena.rules.units import Unit, decompose, longest_chain, tally
+from arena.rules.verdict import LEGAL, Verdict, missing_from
 
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Verdict:
-    """Whether an action is legal, and if not, why (naming what should have been played)."""
-
-    legal: bool
-    reason: str = ""
-
-    def __bool__(self) -> bool:
-        return self.legal
-
-
-LEGAL = Verdict(True)
-
-
-def missing_from(hand: Sequence[Card], play: Sequence[Card]) -> list[Card]:
-    """The cards of ``play`` that ``hand`` does not hold (as a multiset)."""
-    if len(play) == 1:
-        return [] if play[0] in hand else list(play)
-    remaining = list(hand)
-    missing: list[Card] = []
-    for card in play:
-        try:
-            remaining.remove(card)
-        except ValueError:
-            missing.append(card)
-    return missing
+__all__ = ["check_follow", "profile", "take_tractors"]
 
 
 def check_follow(

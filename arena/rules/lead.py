@@ -13,19 +13,18 @@ import dataclasses
 from collections.abc import Sequence
 
 from arena.rules.cards import Card, format_cards
-from arena.rules.follow import missing_from
 from arena.rules.ruleset import ForcedUnit, ThrowPenalty
 from arena.rules.seats import Seat, Side
 from arena.rules.trump import CardOrder
 from arena.rules.units import Unit, decompose, runs, tally
+from arena.rules.verdict import Verdict, missing_from
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class LeadVerdict:
-    """The judgement of a lead: what lands on the table and what it costs."""
+class LeadVerdict(Verdict):
+    """The judgement of a lead: what lands on the table and what it costs. A failed
+    throw is legal (``failed``), its ``reason`` saying who beat which unit."""
 
-    legal: bool
-    reason: str = ""
     throw: bool = False
     failed: bool = False
     played: tuple[Card, ...] = ()
@@ -33,9 +32,6 @@ class LeadVerdict:
     blocker: int | None = None
     penalty: int = 0  # the attackers' point change
     units: tuple[Unit, ...] = ()  # the units of what was played
-
-    def __bool__(self) -> bool:
-        return self.legal
 
 
 def beats(held: dict[int, dict[Card, int]], unit: Unit) -> bool:

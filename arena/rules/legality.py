@@ -1,0 +1,226 @@
+"""The one legality API: for each kind of decision, every legal action and a check.
+
+=====================  ==========================  ==================================
+decision               every legal action          judge one action
+=====================  ==========================  ==================================
+play (lead or follow)  :func:`legal_plays`         :func:`check_play` → Verdict
+bid                    :func:`legal_bids`          :func:`check_bid` → Verdict
+burial of the kitty    :func:`legal_burials`       :func:`check_bury` → Verdict
+=====================  ==========================  ==================================
+
+Each takes a :class:`~arena.rules.position.Position`, so the deal machine, the judge, the
+fallbacks, ``Check`` and the bots ask the same question the same way. :func:`play`
+applies a play to a position (what lands, who wins the trick, the points), so a test
+can walk a trick from any position written in the text form.
+
+The ``legal_*`` functions are generators of distinct actions (each a tuple in the
+deck's order: a multiset of cards, since copies of a face are interchangeable). Their
+count can be exponential in the hand: a 10-card throw followed from 20 cards of other
+suits has C(20, 10) = 184,756 legal follows, and a lead may be any non-empty set of one
+suit's cards (up to 3^12·2 with 25 trumps in pairs). They yield lazily, so take what you
+need (``itertools.islice``); nothing in arena's own play enumerates them — the referee
+judges one answer with the ``check_*`` functions, which are cheap.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Iterator, Sequence
+
+from arena.errors import IllegalPlay, StateError
+from arena.rules.bids import bid_options, judge_bid
+from arena.rules.cards import Card, format_cards
+from arena.rules.follow import check_follow
+from arena.rules.lead import LeadVerdict, check_lead
+from arena.rules.position import Hand, Position
+from arena.rules.seats import SEATS, Seat
+from arena.rules.trick import trick_winner
+from arena.rules.verdict import LEGAL, Verdict, missing_from
+
+
+def _by_index(card: Card) -> int:
+    return card.index
+
+
+# -- plays -------------------------------------------------------------------------------
+
+
+def check_play(position: Position, cards: Sequence[Card]) -> Verdict:
+    """Judge ``cards`` as the next play of the trick, by the seat to play
+    (:attr:`Position.turn`).
+
+    A lead's verdict is a :class:`~arena.rules.lead.LeadVerdict`: what lands and, for a
+    failed throw (still legal), the blocker and the penalty. That detail is the
+    referee's: it tells who holds what, so ``Check`` answers a bot with the plain verdict.
+    Hands not known in ``position`` count as empty, so a throw is then judged by its
+    shape only.
+    """
+    seat = position.turn
+    plays = position.plays
+    if not plays:
+        if position.dealer is None:
+            raise StateError("no dealer yet: nothing is played before the bidding ends")
+        hands = [h if h is not None else () for h in position.hands]
+        hands[seat] = position.hand(seat)
+        return check_lead(seat, hands, cards, position.order, position.dealer)
+    units = position.landed_units  # the lead's units, cached by whoever knew them
+    if units is None:
+        units = position.lead_units
+    order = position.known_order or position.order
+    return check_follow(plays[0], position.hand(seat), cards, order, units)
+
+
+def legal_plays(position: Position) -> Iterator[Hand]:
+    """Every distinct legal next play (see the module doc on how many there can be)."""
+    seat = position.turn
+    hand = position.hand(seat)
+    order = position.order
+    lane = order.lane
+    lead = position.lead
+    if lead is None:  # any non-empty set of one effective suit's cards
+        for led in sorted({lane[c.index] for c in hand}):
+            suited = [c for c in hand if lane[c.index] == led]
+            for size in range(1, len(suited) + 1):
+                yield from _multisets(suited, size)
+        return
+    n = len(lead)
+    led = lane[lead[0].index]
+    suited = [c for c in hand if lane[c.index] == led]
+    if len(suited) <= n:
+        others = [c for c in hand if lane[c.index] != led]
+        for rest in _multisets(others, n - len(suited)):
+            yield tuple(sorted((*suited, *rest), key=_by_index))
+        return
+    units = position.lead_units
+    for combo in _multisets(suited, n):
+        if check_follow(lead, hand, combo, order, units):
+            yield combo
+
+
+def apply_play(position: Position, cards: Sequence[Card]) -> Position:
+    """The position after the seat to play plays ``cards``: a failed throw lands its
+    forced unit (the rest stays in the hand); the fourth play ends the trick, which its
+    winner then leads, and the attackers' points grow by what they won.
+
+    Raises:
+        IllegalPlay: the play is illegal.
+    """
+    verdict = check_play(position, cards)
+    if not verdict:
+        raise IllegalPlay(verdict.reason)
+    seat = position.turn
+    landed = tuple(cards)
+    units = position.landed_units
+    if isinstance(verdict, LeadVerdict):
+        landed, units = verdict.played, verdict.units
+    hands = list(position.hands)
+    left = list(position.hand(seat))
+    for card in landed:
+        left.remove(card)
+    hands[seat] = tuple(left)
+    h0, h1, h2, h3 = hands
+    plays = (*position.plays, landed)
+    if len(plays) < 4:
+        return _replace(position, hands=(h0, h1, h2, h3), plays=plays, landed_units=units)
+    result = trick_winner(position.leader, list(plays), position.order, units)
+    won = result.winner
+    points = position.points
+    if position.dealer is not None and SEATS[won].team != SEATS[position.dealer].team:
+        points += result.points
+    return _replace(
+        position, hands=(h0, h1, h2, h3), plays=(), leader=won, points=points, landed_units=None
+    )
+
+
+def perft(position: Position, depth: int) -> int:
+    """How many sequences of ``depth`` legal plays there are from ``position`` (the
+    leaves of the play tree, as chess engines count to test move generation)."""
+    if depth == 0:
+        return 1
+    if not position.hand(position.turn):
+        return 0
+    return sum(perft(apply_play(position, p), depth - 1) for p in legal_plays(position))
+
+
+# -- bids --------------------------------------------------------------------------------
+
+
+def legal_bids(position: Position, seat: int) -> list[tuple[Card, ...]]:
+    """Every bid ``seat`` may make now, weakest first (the pass, always legal, aside)."""
+    return bid_options(position.level, seat, position.hand(seat), position.bid, position.rules)
+
+
+def check_bid(position: Position, seat: int, cards: Sequence[Card]) -> Verdict:
+    """Judge ``seat``'s bid of ``cards`` (empty: a pass, always legal)."""
+    return judge_bid(position.level, seat, position.hand(seat), position.bid, cards, position.rules)
+
+
+# -- burials -----------------------------------------------------------------------------
+
+
+def _burier(position: Position) -> Seat:
+    if position.dealer is None:
+        raise StateError("no dealer yet: the kitty is buried after the bidding")
+    return SEATS[position.dealer]
+
+
+def legal_burials(position: Position) -> Iterator[Hand]:
+    """Every distinct set of cards the dealer may bury: any ``kitty_size`` of its hand
+    (the kitty included). C(33, 8) sets at most with two decks: take what you need."""
+    hand = position.hand(_burier(position))
+    yield from _multisets(list(hand), position.rules.kitty_size)
+
+
+def check_bury(position: Position, cards: Sequence[Card]) -> Verdict:
+    """Judge the dealer's burial (RULES.md §6): exactly ``kitty_size`` cards it holds."""
+    count = position.rules.kitty_size
+    if len(cards) != count:
+        return Verdict(False, f"bury exactly {count} cards, not {len(cards)}")
+    missing = missing_from(position.hand(_burier(position)), cards)
+    return Verdict(False, f"not in hand: {format_cards(missing)}") if missing else LEGAL
+
+
+# -- internals ---------------------------------------------------------------------------
+
+
+def _multisets(cards: Sequence[Card], size: int) -> Iterator[Hand]:
+    """Every distinct sub-multiset of ``size`` cards, each sorted by the deck's order."""
+    counts = sorted(Counter(cards).items(), key=lambda item: item[0].index)
+    faces = [face for face, _ in counts]
+    have = [n for _, n in counts]
+    room = [0] * (len(have) + 1)  # cards available from face i on
+    for i in range(len(have) - 1, -1, -1):
+        room[i] = room[i + 1] + have[i]
+    chosen: list[Card] = []
+
+    def walk(i: int, need: int) -> Iterator[Hand]:
+        if need == 0:
+            yield tuple(chosen)
+            return
+        if i == len(faces) or room[i] < need:
+            return
+        for k in range(min(have[i], need), -1, -1):
+            chosen.extend([faces[i]] * k)
+            yield from walk(i + 1, need - k)
+            if k:
+                del chosen[-k:]
+
+    if 0 <= size <= len(cards):
+        yield from walk(0, size)
+
+
+def _replace(position: Position, **changes: object) -> Position:
+    return dataclasses.replace(position, **changes)  # type: ignore[arg-type]
+
+
+__all__ = [
+    "apply_play",
+    "check_bid",
+    "check_bury",
+    "check_play",
+    "legal_bids",
+    "legal_burials",
+    "legal_plays",
+    "perft",
+]

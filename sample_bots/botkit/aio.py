@@ -19,7 +19,7 @@ import grpc.aio
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from botkit.options import log_message, settings
-from botkit.seat import MAX_MOVES, MOVED, Decide, Seat, moved_to, outcome_of
+from botkit.seat import Decide, Dialer, Seat, moved_to, outcome_of
 
 HANDSHAKE_S = 10.0
 """How long a stream may take to be accepted (the server's initial metadata) before the
@@ -40,23 +40,10 @@ async def play_async(
     token was refused or the referee stayed away longer than ``reconnect_for`` seconds
     (see :func:`botkit.run`)."""
     seat = Seat(decide, name, version, every_verdict=settings.verdicts == "every")
-    lost_at: float | None = None
-    where, moves = server, 0
-    while True:
-        outcome = await _session(seat, where, token)
-        if outcome == "ended":
-            return 0
-        if outcome == "refused":
-            return 1
-        if outcome.startswith(MOVED) and moves < MAX_MOVES:  # arena serve --workers
-            where, moves = outcome[len(MOVED) :], moves + 1
-            continue
-        where, moves = server, 0  # lost: ask the address we were given again
-        lost_at = lost_at or time.monotonic()
-        if time.monotonic() - lost_at > reconnect_for:
-            seat.say(f"gave up reconnecting after {reconnect_for:.0f}s")
-            return 1
-        await asyncio.sleep(RETRY_S)
+    dialer = Dialer(seat, server, reconnect_for, RETRY_S)
+    while (status := dialer.next(await _session(seat, dialer.address, token))) is None:
+        await asyncio.sleep(dialer.pause)
+    return status
 
 
 async def _session(seat: Seat, server: str, token: str) -> str:

@@ -8,6 +8,7 @@ stop at ``MatchEnd``) is written once and the clients only move bytes.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
@@ -109,6 +110,39 @@ def moved_to(code: object, trailing: object) -> str | None:
         if key == SEAT_ADDRESS:
             return MOVED + str(value)
     return None
+
+
+class Dialer:
+    """Where a client connects next, after each session's outcome: the one reconnection
+    rule of both clients (:mod:`botkit.aio`, :mod:`botkit.sync`), kept free of I/O so the
+    two can differ only in how they wait.
+
+    ``next(outcome)`` returns an exit status (0 ended, 1 refused or gave up) or None,
+    after which :attr:`address` is where to connect and :attr:`pause` how long to wait
+    first (0 for a redirect, the retry pause after a lost stream)."""
+
+    def __init__(self, seat: Seat, server: str, reconnect_for: float, retry_s: float) -> None:
+        self.seat, self.server = seat, server
+        self.reconnect_for, self.retry_s = reconnect_for, retry_s
+        self.address, self.pause = server, 0.0
+        self._moves = 0
+        self._lost_at: float | None = None
+
+    def next(self, outcome: str) -> int | None:
+        if outcome == "ended":
+            return 0
+        if outcome == "refused":
+            return 1
+        if outcome.startswith(MOVED) and self._moves < MAX_MOVES:  # arena serve --workers
+            self.address, self._moves, self.pause = outcome[len(MOVED) :], self._moves + 1, 0.0
+            return None
+        self.address, self._moves = self.server, 0  # lost: ask the address we were given again
+        self._lost_at = self._lost_at or time.monotonic()
+        if time.monotonic() - self._lost_at > self.reconnect_for:
+            self.seat.say(f"gave up reconnecting after {self.reconnect_for:.0f}s")
+            return 1
+        self.pause = self.retry_s
+        return None
 
 
 def outcome_of(code: object, seated: bool) -> str:

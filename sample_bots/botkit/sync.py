@@ -20,7 +20,9 @@ import grpc
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from botkit.options import log_message, settings
-from botkit.seat import MAX_MOVES, MOVED, Decide, Seat, moved_to, outcome_of
+from botkit.seat import Decide, Dialer, Seat, moved_to, outcome_of
+
+RETRY_S = 0.5  # the pause between two connection attempts
 
 
 def run_sync(
@@ -34,23 +36,10 @@ def run_sync(
     """Play one match with the blocking client; 0 when it ended normally (see
     :func:`botkit.run` for the reconnection rules)."""
     seat = Seat(decide, name, version, every_verdict=settings.verdicts == "every")
-    lost_at: float | None = None
-    where, moves = server, 0
-    while True:
-        outcome = _session(seat, where, token)
-        if outcome == "ended":
-            return 0
-        if outcome == "refused":
-            return 1
-        if outcome.startswith(MOVED) and moves < MAX_MOVES:  # arena serve --workers
-            where, moves = outcome[len(MOVED) :], moves + 1
-            continue
-        where, moves = server, 0  # lost: ask the address we were given again
-        lost_at = lost_at or time.monotonic()
-        if time.monotonic() - lost_at > reconnect_for:
-            seat.say(f"gave up reconnecting after {reconnect_for:.0f}s")
-            return 1
-        time.sleep(0.5)
+    dialer = Dialer(seat, server, reconnect_for, RETRY_S)
+    while (status := dialer.next(_session(seat, dialer.address, token))) is None:
+        time.sleep(dialer.pause)
+    return status
 
 
 def _session(seat: Seat, server: str, token: str) -> str:

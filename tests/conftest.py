@@ -26,3 +26,14 @@ def _fresh_logging() -> Iterator[None]:
     structlog.contextvars.clear_contextvars()
     yield
     structlog.reset_defaults()
+
+
+@pytest.fixture(scope="session")
+def pg_socket() -> Iterator[str]:
+    """One throw-away PostgreSQL cluster for the whole run (:mod:`pgkit`: skips, naming
+    the ``postgresql`` package, where it is not installed); each test that wants one
+    takes a fresh database in it with ``pgkit.new_database``."""
+    from pgkit import postgres_cluster
+
+    with postgres_cluster() as folder:
+        yield folder

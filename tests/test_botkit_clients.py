@@ -18,7 +18,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from servekit import Serve, start_serve
+from servekit import Serve, start_serve, wait_for_answers
 
 from arena.records import read_record, verify
 from arena.v1 import arena_pb2 as pb
@@ -105,15 +105,6 @@ def test_both_clients_play_a_match_and_only_faults_get_a_verdict(tmp_path: Path)
             if bot.poll() is None:
                 bot.kill()
         serve.stop()
-
-
-def wait_for_answers(path: Path, count: int, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_bytes().count(b'"type":"answer"') >= count:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"the match did not reach {count} answers")
 
 
 def test_a_server_gone_for_good_ends_both_clients_with_one_line(tmp_path: Path) -> None:

@@ -16,13 +16,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
 from competitionkit import NODE, arena, fetch, join, refused, register, start_bot, wait_for
-from pgkit import new_database, postgres_cluster
+from pgkit import new_database
 from servekit import ROOT, Serve, bearer, free_port, start_serve
 
 from arena.competition.store import open_store
@@ -31,12 +30,6 @@ from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def pg_socket() -> Iterator[str]:
-    with postgres_cluster() as folder:
-        yield folder
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -7,23 +7,16 @@ module (tests/pgkit.py; skipped, naming the package, where PostgreSQL is missing
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pgkit import new_database, postgres_cluster
+from pgkit import new_database
 
 from arena.competition.database import HEAD, MIGRATIONS, database_url, shown
 from arena.competition.schedule import check_seating, ladder_table, round_robin, swiss_round
 from arena.competition.standings import render, standings
 from arena.competition.store import FINISHED, key_hash, open_store
 from arena.errors import ArenaError
-
-
-@pytest.fixture(scope="module")
-def pg_socket() -> Iterator[str]:
-    with postgres_cluster() as folder:
-        yield folder
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

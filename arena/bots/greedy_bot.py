@@ -15,10 +15,10 @@ from arena.rules import (
     CardOrder,
     Seat,
     cheapness,
-    check_play,
     decompose,
     fallback_bury,
     legal_follow,
+    legal_plays,
     trick_winner,
 )
 
@@ -83,7 +83,10 @@ class GreedyBot:
         winner = trick_winner(current.leader, plays, order).winner
         partner_winning = Seat(winner).team == Seat(me).team
         position = request.position
-        options = sorted((c for c in set(hand) if check_play(position, (c,))), key=cheapness(order))
+        # a single lead: legal_plays yields each legal card once, judging only the suited
+        # cards (cheaper than a check_play per card of the hand); set(hand) keeps the order
+        legal = {cards[0] for cards in legal_plays(position)}
+        options = sorted((c for c in set(hand) if c in legal), key=cheapness(order))
         if partner_winning and len(plays) == 3:
             scorers = [c for c in options if c.points]
             return [max(scorers, key=lambda c: c.points)] if scorers else low

@@ -9,7 +9,6 @@ strictly stronger.
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 from collections.abc import Sequence
 
 from arena.rules.cards import Card, Rank, Suit, format_cards
@@ -67,7 +66,10 @@ def bid_options(
     level: Rank, seat: int, hand: Sequence[Card], winning: Bid | None, rules: RuleSet
 ) -> list[tuple[Card, ...]]:
     """Every bid ``seat`` may make now, weakest first (RULES.md §5)."""
-    counts = Counter(hand)
+    counts: dict[Card, int] = {}  # only the cards that can bid (a Counter of the hand is slower)
+    for card in hand:
+        if card.is_joker or card.rank == level:
+            counts[card] = counts.get(card, 0) + 1
     options: list[tuple[Card, ...]] = []
     for face, n in counts.items():
         if face.is_joker:

@@ -87,6 +87,10 @@ def legal_plays(position: Position) -> Iterator[Hand]:
     n = len(lead)
     led = lane[lead[0].index]
     suited = [c for c in hand if lane[c.index] == led]
+    if n == 1:  # a single: any card of the led suit, or any card when out of it
+        for card in sorted(set(suited or hand), key=_by_index):
+            yield (card,)
+        return
     if len(suited) <= n:
         others = [c for c in hand if lane[c.index] != led]
         for rest in _multisets(others, n - len(suited)):

@@ -77,10 +77,10 @@ def test_bot_keys_wrong_disabled_rotated_and_two_seats(tmp_path: Path, database:
         assert [b["name"] for b in listed] == ["b", "c", "d", "solo"]
         assert listed[3]["key_rotated"] and "key" not in json.dumps(listed).replace("key_", "")
         missing = organiser("bots", "disable", "nobody")
-        assert missing.returncode == 2 and "NOT_FOUND: no bot named 'nobody'" in missing.stderr
+        assert missing.returncode == 1 and "NOT_FOUND: no bot named 'nobody'" in missing.stderr
         # one bot cannot take two seats of a match unless the event is a self-play event
         twice = organiser("events", "create", "e1", "--bots", "solo,solo,b,c")
-        assert twice.returncode == 2 and "two seats" in twice.stderr
+        assert twice.returncode == 1 and "two seats" in twice.stderr
         ok = organiser("events", "create", "e2", "--bots", "solo,solo,b,c,d", "--self-play")
         assert ok.returncode == 0 and "matches scheduled" in ok.stdout, ok.stderr
         listed_events = stub.ListEvents(pb.ListEventsRequest(), metadata=md).events

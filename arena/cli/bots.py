@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from arena.cli.competition_options import add_competition_target, organiser_of
-from arena.errors import ArenaError
 
 
 def register(sub: Any) -> None:
@@ -51,26 +49,22 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    store = organiser_of(args)
     try:
-        store = organiser_of(args)
-        try:
-            if args.verb == "add":
-                key = store.add_bot(args.name, args.owner)
-                print(f"registered {args.name} (owner {args.owner})")
-                print(f"bot key (shown once; give it to the bot's author): {key}")
-            elif args.verb == "rotate":
-                key = store.rotate_key(args.name)
-                print(f"new key for {args.name} (the old one no longer works): {key}")
-            elif args.verb in ("disable", "enable"):
-                store.set_disabled(args.name, args.verb == "disable")
-                print(f"{args.name} {args.verb}d")
-            else:
-                _list(store.bots(), args.json)
-        finally:
-            store.close()
-    except ArenaError as exc:
-        print(f"arena bots: {exc}", file=sys.stderr)
-        return 2
+        if args.verb == "add":
+            key = store.add_bot(args.name, args.owner)
+            print(f"registered {args.name} (owner {args.owner})")
+            print(f"bot key (shown once; give it to the bot's author): {key}")
+        elif args.verb == "rotate":
+            key = store.rotate_key(args.name)
+            print(f"new key for {args.name} (the old one no longer works): {key}")
+        elif args.verb in ("disable", "enable"):
+            store.set_disabled(args.name, args.verb == "disable")
+            print(f"{args.name} {args.verb}d")
+        else:
+            _list(store.bots(), args.json)
+    finally:
+        store.close()
     return 0
 
 

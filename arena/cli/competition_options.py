@@ -15,8 +15,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from arena.cli.convention import UsageError
 from arena.cli.options import address
-from arena.errors import ArenaError
 
 if TYPE_CHECKING:  # the database layer loads SQLAlchemy: only for the command that runs
     from arena.competition.organiser import Organiser
@@ -70,7 +70,7 @@ def organiser_of(args: argparse.Namespace) -> Organiser:
 
         return LocalOrganiser(open_store(args.database, args.records))
     if args.database is not None:
-        raise ArenaError("give --server or --database, not both")
+        raise UsageError("give --server or --database, not both")
     import grpc
 
     from arena.cli.matches import organiser_token

@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import TYPE_CHECKING, Any
 
 from arena.cli.competition_options import add_competition_target, organiser_of
 from arena.cli.options import add_rules, rules_of
 from arena.competition.schedule import FORMATS
-from arena.errors import ArenaError
 from arena.referee import FaultPolicy, TimeControl
 from arena.rules import RuleSet
 
@@ -94,29 +92,23 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    organiser = organiser_of(args)
     try:
-        organiser = organiser_of(args)
-        try:
-            if args.verb == "create":
-                print(organiser.create_event(_plan(args))[0])
-            elif args.verb == "list":
-                for e in organiser.events():
-                    print(
-                        f"{e.name:<24} {e.format:<12} {e.state:<9} {e.played}/{e.matches} matches"
-                    )
-            elif args.verb == "finish":
-                e = organiser.finish_event(args.name)
-                print(f"event {e.name} finished ({e.played}/{e.matches} matches played)")
-            else:
-                from arena.competition.standings import render
+        if args.verb == "create":
+            print(organiser.create_event(_plan(args))[0])
+        elif args.verb == "list":
+            for e in organiser.events():
+                print(f"{e.name:<24} {e.format:<12} {e.state:<9} {e.played}/{e.matches} matches")
+        elif args.verb == "finish":
+            e = organiser.finish_event(args.name)
+            print(f"event {e.name} finished ({e.played}/{e.matches} matches played)")
+        else:
+            from arena.competition.standings import render
 
-                data = organiser.standings(args.name).data
-                print(json.dumps(data, indent=2) if args.json else render(data))
-        finally:
-            organiser.close()
-    except ArenaError as exc:
-        print(f"arena events: {exc}", file=sys.stderr)
-        return 2
+            data = organiser.standings(args.name).data
+            print(json.dumps(data, indent=2) if args.json else render(data))
+    finally:
+        organiser.close()
     return 0
 
 

@@ -225,3 +225,22 @@ def test_ladder_seats_the_least_certain_bot_with_its_nearest(tmp_path: Path) -> 
     store.add_matches("ld", [(("d", "a", "b", "c"), 1)])
     store.mark_finished("ld", 1, FINISHED, "r", {"winner": 1})
     assert store.event("ld").state == FINISHED
+
+
+def test_a_listing_never_makes_a_database_where_there_is_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A typo in --database (or --records) is said, not answered with an empty new one."""
+    from arena.cli.main import main
+
+    typo = tmp_path / "no" / "such.sqlite3"
+    assert main(["bots", "list", "--database", str(typo)]) == 1
+    assert main(["events", "standings", "cup", "--records", str(tmp_path / "r")]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == (
+        f"arena bots list: no competition database at {typo} (`arena bots add` or "
+        "`arena events create` makes one; check --database / --records)"
+    )
+    assert err[1].startswith("arena events standings: no competition database at ")
+    assert not typo.parent.exists() and not (tmp_path / "r").exists()
+    assert main(["bots", "add", "solo", "--owner", "me", "--database", str(tmp_path / "c.db")]) == 0

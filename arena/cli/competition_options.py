@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from arena.cli.convention import UsageError
 from arena.cli.options import address
+from arena.errors import ArenaError
 
 if TYPE_CHECKING:  # the database layer loads SQLAlchemy: only for the command that runs
     from arena.competition.organiser import Organiser
@@ -62,12 +63,24 @@ def add_competition_target(p: Any) -> None:
     )
 
 
+CREATING_VERBS = frozenset({"add", "create"})
+"""The verbs that may make a new local database; the others need one that exists."""
+
+
 def organiser_of(args: argparse.Namespace) -> Organiser:
     """The organiser the options name (ArenaError if the database cannot be used)."""
     if args.server is None:
+        from arena.competition.database import database_url, is_postgres, shown
         from arena.competition.organiser import LocalOrganiser
         from arena.competition.store import open_store
 
+        url = database_url(args.database, args.records)
+        missing = not is_postgres(args.database) and not Path(shown(url)).is_file()
+        if missing and args.verb not in CREATING_VERBS:  # a typo must not list a new, empty one
+            raise ArenaError(
+                f"no competition database at {shown(url)} (`arena bots add` or "
+                "`arena events create` makes one; check --database / --records)"
+            )
         return LocalOrganiser(open_store(args.database, args.records))
     if args.database is not None:
         raise UsageError("give --server or --database, not both")

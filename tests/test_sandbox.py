@@ -3,8 +3,9 @@
 Every hostile bot (``tests/hostile/sandboxed.py``) plays in its own match in the sandbox,
 all at the same time on 127.0.0.1, each with built-in partners: one reads the records
 folder, the live record and a file outside its folder; one connects to a TCP port the
-test opened on 127.0.0.1; one forks 1,000 children; one allocates memory until stopped;
-one spins the CPU, and one has three children spin it; one prints 100 MB. Meanwhile, in
+test opened on 127.0.0.1; one forks 1,000 children; one starts threads until refused and
+hangs; one allocates memory until stopped; one spins the CPU, and one has three children
+spin it; one prints 100 MB. Meanwhile, in
 other processes: ``arena match --sandbox`` plays the Python and Node sample bots (and
 the C++ one, when built); another ``arena match --sandbox`` seats a bot that dies of
 SIGSEGV beside a Botzone bot; ``arena batch`` seats the memory hog as ``sandbox:CMD``
@@ -233,6 +234,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
         "cpu": [],
         "print": ["100"],
         "spread": ["3"],
+        "hang": [],
     }  # fmt: skip
     clean_record = base / "clean" / "clean.jsonl"
     junit = base / "check" / "junit.xml"
@@ -286,7 +288,9 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("mode", ["spy", "tcp", "fork", "memory", "cpu", "print", "spread"])
+@pytest.mark.parametrize(
+    "mode", ["spy", "tcp", "fork", "memory", "cpu", "print", "spread", "hang"]
+)
 def test_every_match_finishes_and_verifies(played: Played, mode: str) -> None:
     hosted = played.matches[mode]
     assert hosted.state is MatchState.FINISHED, (hosted.error, played.log(mode)[-2000:])
@@ -332,6 +336,7 @@ def test_tcp_to_the_test_port_is_refused_and_nobody_connects(played: Played) -> 
         ("cpu", FaultKind.CPU_LIMIT),
         ("print", FaultKind.OUTPUT_LIMIT),
         ("spread", FaultKind.CPU_LIMIT),  # the whole sandbox's CPU time, summed by arena
+        ("hang", FaultKind.PROCESS_LIMIT),  # hung at its limit: stopped by arena
     ],
 )
 def test_a_bot_killed_by_a_limit_gets_the_named_fault(

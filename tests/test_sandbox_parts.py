@@ -58,6 +58,7 @@ def test_limits_say_how_they_are_enforced() -> None:
         (1, {"tail": "...\nMemoryError\n"}, FaultKind.MEMORY_LIMIT, "exited with status 1"),
         (128 + signal.SIGABRT, {"tail": "std::bad_alloc"}, FaultKind.MEMORY_LIMIT, "SIGABRT"),
         (1, {"tail": "BlockingIOError: [Errno 11]"}, FaultKind.PROCESS_LIMIT, "limit 64"),
+        (128 + signal.SIGABRT, {"at_process_limit": True}, FaultKind.PROCESS_LIMIT, "SIGABRT"),
         (128 + signal.SIGSEGV, {}, FaultKind.CRASHED, "killed by SIGSEGV"),
         (3, {}, FaultKind.CRASHED, "exited with status 3"),
         (127, {}, FaultKind.CRASHED, "could not be run in the sandbox"),

@@ -7,7 +7,8 @@ MODE is one of: ``spy PATH...`` (try to read each path, or list it if a folder),
 children), ``memory`` (allocate until stopped), ``cpu`` (spin), ``print MB`` (write MB
 megabytes to stdout), ``segv`` (die of a segmentation fault), ``spread N`` (N children
 spin the CPU while the bot waits for them: each alone under the per-process limit for a
-while, together over the sandbox's).
+while, together over the sandbox's), ``hang`` (start threads until one is refused, then
+hang without a word, as gRPC's thread pool may when refused a thread).
 What it saw goes to stdout as one line ``SANDBOX {json}`` (the seat log; the sandbox
 hides the test's report file), before the attack for the attacks that kill it.
 """
@@ -17,6 +18,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 
 import grpc
@@ -121,6 +123,20 @@ def spread() -> None:
     os.wait()  # forever: the match goes on (timeouts) until the sandbox is stopped
 
 
+def hang() -> None:
+    tell(hang="threads")
+    threading.stack_size(256 * 1024)  # the process limit, not the memory one, is hit
+    started = 0
+    try:
+        while True:
+            threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+            started += 1
+    except RuntimeError:  # "can't start new thread": swallowed, never printed
+        pass
+    tell(threads=started)
+    time.sleep(600)
+
+
 def segv() -> None:
     tell(segv="now")
     os.kill(os.getpid(), signal.SIGSEGV)
@@ -135,6 +151,7 @@ ATTACKS = {
     "print": flood,
     "segv": segv,
     "spread": spread,
+    "hang": hang,
 }
 
 

@@ -4,8 +4,8 @@ report how it ended.
 bubblewrap is started from the calling (trio) thread, not a worker thread as
 ``trio.lowlevel.open_process`` does: ``--die-with-parent`` is tied to the thread that
 started the sandbox, and trio's idle worker threads exit after 10 s, which would kill
-the bot. The exit is awaited on a pidfd. The CPU time of the whole sandbox is read
-from /proc while it runs (``watch.py``).
+the bot. The exit is awaited on a pidfd. The CPU time of the whole sandbox and the
+processes it holds are read from /proc while it runs (``watch.py``).
 """
 
 from __future__ import annotations
@@ -24,11 +24,12 @@ import trio
 from arena.batch.sandbox.bwrap import SOCKET, bwrap_argv, require, sandbox_env
 from arena.batch.sandbox.limits import SandboxLimits, format_size
 from arena.batch.sandbox.verdicts import Ending, judge
-from arena.batch.sandbox.watch import cpu_seconds
+from arena.batch.sandbox.watch import usage as sandbox_usage
 from arena.referee import FaultKind
 
 TAIL = 4096  # bytes of output kept for the verdict
-CPU_CHECK = 0.5  # seconds between two readings of the whole sandbox's CPU time
+CPU_CHECK = 0.5  # seconds between two readings of the whole sandbox (CPU time, tasks)
+HOLD = 1.0  # seconds a sandbox may hold its whole process limit before it is stopped
 OnEnd = Callable[[Ending], None]
 
 
@@ -43,6 +44,7 @@ class SandboxedProcess:
         self.cpu_seconds = 0.0
         self.output_stopped = False
         self.stopped: Ending | None = None  # the launcher stopped it over a limit: why
+        self.reached_process_limit = False  # seen holding every process its limit allows
         self.written = 0
         self.tail = b""
         self.exited = trio.Event()
@@ -83,7 +85,7 @@ class SandboxedProcess:
         Run it in a nursery; :attr:`exited` and :attr:`drained` tell the progress."""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._copy, out)
-            nursery.start_soon(self._watch_cpu)
+            nursery.start_soon(self._watch)
             try:
                 await trio.lowlevel.wait_readable(self._pidfd)
             finally:  # cancelled: kill it, and reap it (at once: SIGKILL is quick)
@@ -96,18 +98,39 @@ class SandboxedProcess:
             self.cpu_seconds = max(self.cpu_seconds, usage.ru_utime + usage.ru_stime)
             self.exited.set()
 
-    async def _watch_cpu(self) -> None:
-        """Stop the sandbox when all its processes together pass the CPU limit."""
-        limit = self.limits.cpu_seconds
+    async def _watch(self) -> None:
+        """Stop the sandbox when all its processes together pass the CPU limit, or when
+        it has held every process its limit allows for :data:`HOLD` seconds: the kernel
+        refuses it any more, and a bot that did not die of that (its runtime may hang
+        when refused a thread) would otherwise only time out until its match ends."""
+        limits = self.limits
+        full_since: float | None = None
         while True:
             with trio.move_on_after(CPU_CHECK):
                 await self.exited.wait()
                 return
-            used = self.cpu_seconds = cpu_seconds(self.pid)
-            if used > limit and self.returncode is None:
+            now = sandbox_usage(self.pid)
+            used = self.cpu_seconds = max(self.cpu_seconds, now.cpu_seconds)
+            if self.returncode is not None:
+                return
+            if used > limits.cpu_seconds:
                 self.stopped = Ending(
                     FaultKind.CPU_LIMIT,
-                    f"its processes used {used:.1f} s of CPU together (limit {limit} s): stopped",
+                    f"its processes used {used:.1f} s of CPU together "
+                    f"(limit {limits.cpu_seconds} s): stopped",
+                )
+                self.kill()
+                return
+            if now.tasks < limits.processes:
+                full_since = None
+                continue
+            self.reached_process_limit = True
+            full_since = trio.current_time() if full_since is None else full_since
+            if trio.current_time() - full_since >= HOLD:
+                self.stopped = Ending(
+                    FaultKind.PROCESS_LIMIT,
+                    f"held all {limits.processes} processes+threads of its limit for "
+                    f"{HOLD:g} s (any more are refused): stopped",
                 )
                 self.kill()
                 return
@@ -156,6 +179,7 @@ class SandboxedProcess:
             output_stopped=self.output_stopped,
             cpu_seconds=self.cpu_seconds,
             tail=self.tail.decode(errors="replace"),
+            at_process_limit=self.reached_process_limit,
         )
 
 

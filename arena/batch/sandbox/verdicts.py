@@ -58,13 +58,16 @@ def judge(
     output_stopped: bool = False,
     cpu_seconds: float = 0.0,
     tail: str = "",
+    at_process_limit: bool = False,
 ) -> Ending:
     """The verdict on a sandboxed bot that ended before its match did.
 
     ``status`` is bubblewrap's exit status, which is the bot's (``128 + N`` when the bot
     was killed by signal N) or ``-N`` when bubblewrap itself was killed by signal N (as
     the launcher kills it at the output limit). ``cpu_seconds`` is the CPU time of the
-    whole sandbox; ``tail`` the end of the bot's output.
+    whole sandbox; ``tail`` the end of the bot's output; ``at_process_limit`` says the
+    launcher saw it hold every process its limit allows (a runtime refused a thread may
+    abort with words of its own, or none).
     """
     if output_stopped:
         return Ending(
@@ -84,7 +87,7 @@ def judge(
     memory = format_size(limits.memory_bytes)
     if any(w in tail for w in MEMORY_WORDS):
         return Ending(FaultKind.MEMORY_LIMIT, f"ran out of memory (limit {memory}): {how}")
-    if any(w in tail for w in PROCESS_WORDS):
+    if at_process_limit or any(w in tail for w in PROCESS_WORDS):
         return Ending(
             FaultKind.PROCESS_LIMIT,
             f"refused a new process or thread (limit {limits.processes}): {how}",

@@ -14,7 +14,9 @@ seat log:
   every half second (``watch.py``); and ``RLIMIT_CPU`` per process (SIGXCPU at the
   limit, SIGKILL a second later), which acts at once.
 - processes: ``RLIMIT_NPROC`` (threads count too). The kernel does not apply it to root,
-  so a referee running as root runs the bot as an unused uid (see ``bwrap.py``).
+  so a referee running as root runs the bot as an unused uid (see ``bwrap.py``). The
+  launcher also counts them (``watch.py``) and stops a sandbox that holds them all for
+  a second: a runtime refused a thread may hang rather than die.
 - open files: ``RLIMIT_NOFILE``.
 - output: bytes written to stdout and stderr, counted by the launcher, which copies them
   to the seat log and stops the bot at the limit (see ``run.py``).

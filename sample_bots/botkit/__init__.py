@@ -42,7 +42,7 @@ import sys
 from botkit.aio import lobby_async, play_async
 from botkit.cards import FROM_WIRE, TO_WIRE, Table, Turn, card_from_pb, card_to_pb, cards, to_pb
 from botkit.options import TlsFiles, parse_args, settings
-from botkit.seat import Decide, Seat
+from botkit.seat import Decide, Lobby, Seat
 from botkit.sync import play_lobby_sync, run_sync
 
 
@@ -88,10 +88,10 @@ def play_lobby(
     A seat offered again (after a restart, or after this bot rejoined) while it is
     still being played is not played twice.
     """
+    lobby = Lobby(name, server, bot_key, parallel, version, reconnect_for)
     if settings.client == "sync":
-        return play_lobby_sync(decide, name, server, bot_key, parallel, version, reconnect_for)
-    coroutine = lobby_async(decide, name, server, bot_key, parallel, version, reconnect_for)
-    return asyncio.run(coroutine)
+        return play_lobby_sync(decide, lobby)
+    return asyncio.run(lobby_async(decide, lobby))
 
 
 __all__ = [

@@ -10,8 +10,7 @@ the sync client instead, or ``await`` in its own coroutine with :func:`play_asyn
 from __future__ import annotations
 
 import asyncio
-import sys
-import time
+from functools import partial
 
 import grpc
 import grpc.aio
@@ -19,7 +18,7 @@ import grpc.aio
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from botkit.options import log_message, settings
-from botkit.seat import Decide, Dialer, Seat, moved_to, outcome_of
+from botkit.seat import Decide, Dialer, Lobby, Seat, moved_to, outcome_of
 
 HANDSHAKE_S = 10.0
 """How long a stream may take to be accepted (the server's initial metadata) before the
@@ -85,46 +84,31 @@ async def _session(seat: Seat, server: str, token: str) -> str:
         return outcome_of(code, seat.table.seat >= 0)
 
 
-async def lobby_async(
-    decide: Decide,
-    name: str,
-    server: str,
-    bot_key: str,
-    parallel: int = 1,
-    version: str = "1.0",
-    reconnect_for: float = 30.0,
-) -> int:
+async def lobby_async(decide: Decide, lobby: Lobby) -> int:
     """Wait in the lobby and play every seat it offers, each as a task on this loop (see
     :func:`botkit.play_lobby`)."""
-    playing: dict[tuple[str, int], asyncio.Task[int]] = {}
-    lost_at: float | None = None
+    playing: set[asyncio.Task[int]] = set()  # the loop keeps only weak references
     while True:
-        join = pb.LobbyJoin(
-            bot_key=bot_key, parallel=parallel, name=name, version=version, protocol=1
-        )
+        code, details = None, ""
         try:
-            async with settings.tls.aio_channel(server) as channel:
-                async for message in pb_grpc.LobbyStub(channel).Join(join):
-                    lost_at = None
-                    if message.WhichOneof("kind") == "welcome":
-                        print(f"{name}: in the lobby as {message.welcome.bot}", file=sys.stderr)
+            async with settings.tls.aio_channel(lobby.server) as channel:
+                async for message in pb_grpc.LobbyStub(channel).Join(lobby.join):
+                    offer = lobby.offer(message)
+                    if offer is None:
                         continue
-                    offer = message.offer
-                    key = (offer.match_id, offer.seat)
-                    if key in playing:  # offered again while it is being played
-                        continue
-                    task = asyncio.create_task(
-                        play_async(decide, name, server, offer.seat_token, version, reconnect_for)
-                    )
-                    playing[key] = task
-                    task.add_done_callback(lambda _t, key=key: playing.pop(key, None))  # type: ignore[misc]
+                    task = asyncio.create_task(play_async(decide, lobby.name, lobby.server,
+                        offer.seat_token, lobby.version, lobby.reconnect_for))  # fmt: skip
+                    playing.add(task)
+                    task.add_done_callback(partial(_played, lobby, offer, playing))
         except grpc.aio.AioRpcError as exc:
-            code = exc.code()
-            if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
-                print(f"{name}: {code.name}: {exc.details()}", file=sys.stderr)
-                return 1
-        lost_at = lost_at or time.monotonic()
-        if time.monotonic() - lost_at > reconnect_for:
-            print(f"{name}: gave up on the lobby after {reconnect_for:.0f}s", file=sys.stderr)
-            return 1
-        await asyncio.sleep(RETRY_S)
+            code, details = exc.code(), exc.details() or ""
+        if (status := lobby.next(code, details)) is not None:
+            return status
+        await asyncio.sleep(lobby.retry_s)
+
+
+def _played(
+    lobby: Lobby, offer: pb.SeatOffer, playing: set[asyncio.Task[int]], task: asyncio.Task[int]
+) -> None:
+    playing.discard(task)
+    lobby.played(offer)

@@ -1,13 +1,17 @@
-"""One seat's side of the ``Arena.Play`` stream, without I/O (the clients feed it).
+"""One seat's side of the ``Arena.Play`` stream, and the lobby's, without I/O (the
+clients feed them).
 
 Both clients (asyncio and sync) hand each :class:`RefereeMessage` to :meth:`Seat.receive`
 and send what it returns, so what a bot does with a message (decide, count a fault,
-stop at ``MatchEnd``) is written once and the clients only move bytes.
+stop at ``MatchEnd``) is written once and the clients only move bytes. Likewise where to
+connect next and when to give up (:class:`Dialer`), and which lobby offers to play
+(:class:`Lobby`).
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TextIO
@@ -44,6 +48,7 @@ class Seat:
         self.table = Table()
         self.ended = False
         self.answered = 0  # the seq of the last answer sent
+        self.received = 0  # messages from the referee, over every stream of the match
         self.accepted = 0  # the highest seq the referee said it accepted
         self.faults_only = False  # the referee's Welcome: Verdicts only for faults
 
@@ -61,6 +66,7 @@ class Seat:
         ``accepted_seq`` of the next message (whatever its kind); a fault still comes
         as a Verdict of its own, at once.
         """
+        self.received += 1
         if message.accepted_seq:
             self.accepted = message.accepted_seq
         kind = message.WhichOneof("kind")
@@ -112,6 +118,26 @@ def moved_to(code: object, trailing: object) -> str | None:
     return None
 
 
+class Patience:
+    """How long a client keeps trying to reach a referee that went away: ``seconds``
+    from the first failure since it last heard from it (for a seat's stream and for the
+    lobby alike)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._since: float | None = None
+
+    def heard(self) -> None:
+        """The referee answered: the next failure starts the clock again."""
+        self._since = None
+
+    def exhausted(self) -> bool:
+        """A failure now: True when the referee has been away longer than allowed."""
+        now = time.monotonic()
+        self._since = self._since or now
+        return now - self._since > self.seconds
+
+
 class Dialer:
     """Where a client connects next, after each session's outcome: the one reconnection
     rule of both clients (:mod:`botkit.aio`, :mod:`botkit.sync`), kept free of I/O so the
@@ -123,10 +149,10 @@ class Dialer:
 
     def __init__(self, seat: Seat, server: str, reconnect_for: float, retry_s: float) -> None:
         self.seat, self.server = seat, server
-        self.reconnect_for, self.retry_s = reconnect_for, retry_s
+        self.patience, self.retry_s = Patience(reconnect_for), retry_s
         self.address, self.pause = server, 0.0
         self._moves = 0
-        self._lost_at: float | None = None
+        self._received = 0
 
     def next(self, outcome: str) -> int | None:
         if outcome == "ended":
@@ -137,12 +163,66 @@ class Dialer:
             self.address, self._moves, self.pause = outcome[len(MOVED) :], self._moves + 1, 0.0
             return None
         self.address, self._moves = self.server, 0  # lost: ask the address we were given again
-        self._lost_at = self._lost_at or time.monotonic()
-        if time.monotonic() - self._lost_at > self.reconnect_for:
-            self.seat.say(f"gave up reconnecting after {self.reconnect_for:.0f}s")
+        if self.seat.received != self._received:  # it played since the last loss
+            self._received = self.seat.received
+            self.patience.heard()
+        if self.patience.exhausted():
+            self.seat.say(f"gave up reconnecting after {self.patience.seconds:.0f}s")
             return 1
         self.pause = self.retry_s
         return None
+
+
+class Lobby:
+    """A bot waiting in the server's lobby (docs/competition.md), free of I/O: what to
+    send (:attr:`join`), which offers to play (a seat offered again while it is being
+    played is not played twice), and when to stop (the key refused, or the lobby away
+    longer than ``reconnect_for``). Both clients join with it and only move messages."""
+
+    def __init__(self, name: str, server: str, bot_key: str, parallel: int = 1,
+                 version: str = "1.0", reconnect_for: float = 30.0, retry_s: float = 0.5,
+                 err: TextIO = sys.stderr) -> None:  # fmt: skip
+        self.name, self.server, self.version, self.err = name, server, version, err
+        self.reconnect_for = reconnect_for  # for the lobby and each seat's stream
+        self.join = pb.LobbyJoin(
+            bot_key=bot_key, parallel=parallel, name=name, version=version, protocol=PROTOCOL
+        )
+        self.patience, self.retry_s = Patience(reconnect_for), retry_s
+        self._playing: set[tuple[str, int]] = set()
+        self._lock = threading.Lock()  # the sync client's matches end on their own threads
+
+    def offer(self, message: pb.LobbyMessage) -> pb.SeatOffer | None:
+        """The seat to play now, for a message of the lobby; None for the welcome and for
+        a seat already being played (call :meth:`played` when its match is over)."""
+        self.patience.heard()
+        if message.WhichOneof("kind") == "welcome":
+            self.say(f"in the lobby as {message.welcome.bot}")
+            return None
+        offer = message.offer
+        with self._lock:
+            if (offer.match_id, offer.seat) in self._playing:
+                return None
+            self._playing.add((offer.match_id, offer.seat))
+        return offer
+
+    def played(self, offer: pb.SeatOffer) -> None:
+        with self._lock:
+            self._playing.discard((offer.match_id, offer.seat))
+
+    def next(self, code: object = None, details: str = "") -> int | None:
+        """After the lobby stream ended (``code``: its gRPC status, None without one): 1
+        when the key was refused or the lobby stayed away too long, else None: wait
+        :attr:`retry_s` and join again."""
+        if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+            self.say(f"{getattr(code, 'name', code)}: {details}")
+            return 1
+        if self.patience.exhausted():
+            self.say(f"gave up on the lobby after {self.patience.seconds:.0f}s")
+            return 1
+        return None
+
+    def say(self, text: str) -> None:
+        print(f"{self.name}: {text}", file=self.err, flush=True)
 
 
 def outcome_of(code: object, seated: bool) -> str:

@@ -10,7 +10,6 @@ a thread. ``--client sync`` (or ``ARENA_BOT_CLIENT=sync``) selects it for any bo
 from __future__ import annotations
 
 import queue
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +19,7 @@ import grpc
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from botkit.options import log_message, settings
-from botkit.seat import Decide, Dialer, Seat, moved_to, outcome_of
+from botkit.seat import Decide, Dialer, Lobby, Seat, moved_to, outcome_of
 
 RETRY_S = 0.5  # the pause between two connection attempts
 
@@ -78,52 +77,27 @@ def _session(seat: Seat, server: str, token: str) -> str:
     return "lost"  # the stream ended without a MatchEnd
 
 
-def play_lobby_sync(
-    decide: Decide,
-    name: str,
-    server: str,
-    bot_key: str,
-    parallel: int = 1,
-    version: str = "1.0",
-    reconnect_for: float = 30.0,
-) -> int:
+def play_lobby_sync(decide: Decide, lobby: Lobby) -> int:
     """Wait in the lobby and play every seat it offers, each in its own thread (see
     :func:`botkit.play_lobby`)."""
-    playing: set[tuple[str, int]] = set()
-    lock = threading.Lock()
 
     def play(offer: pb.SeatOffer) -> None:
         try:
-            run_sync(decide, name, server, offer.seat_token, version, reconnect_for)
+            run_sync(decide, lobby.name, lobby.server, offer.seat_token, lobby.version,
+                     lobby.reconnect_for)  # fmt: skip
         finally:
-            with lock:
-                playing.discard((offer.match_id, offer.seat))
+            lobby.played(offer)
 
-    lost_at: float | None = None
     while True:
-        join = pb.LobbyJoin(
-            bot_key=bot_key, parallel=parallel, name=name, version=version, protocol=1
-        )
+        code, details = None, ""
         try:
-            with settings.tls.channel(server) as channel:
-                for message in pb_grpc.LobbyStub(channel).Join(join):
-                    lost_at = None
-                    if message.WhichOneof("kind") == "welcome":
-                        print(f"{name}: in the lobby as {message.welcome.bot}", file=sys.stderr)
-                        continue
-                    offer = message.offer
-                    with lock:
-                        if (offer.match_id, offer.seat) in playing:
-                            continue
-                        playing.add((offer.match_id, offer.seat))
-                    threading.Thread(target=play, args=(offer,), daemon=True).start()
+            with settings.tls.channel(lobby.server) as channel:
+                for message in pb_grpc.LobbyStub(channel).Join(lobby.join):
+                    offer = lobby.offer(message)
+                    if offer is not None:
+                        threading.Thread(target=play, args=(offer,), daemon=True).start()
         except grpc.RpcError as exc:
-            code = exc.code()
-            if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
-                print(f"{name}: {code.name}: {exc.details()}", file=sys.stderr)
-                return 1
-        lost_at = lost_at or time.monotonic()
-        if time.monotonic() - lost_at > reconnect_for:
-            print(f"{name}: gave up on the lobby after {reconnect_for:.0f}s", file=sys.stderr)
-            return 1
-        time.sleep(0.5)
+            code, details = exc.code(), exc.details() or ""
+        if (status := lobby.next(code, details)) is not None:
+            return status
+        time.sleep(lobby.retry_s)

@@ -447,7 +447,9 @@ def _alive(pid: int) -> bool:
 
 def test_the_sandbox_dies_with_arena(tmp_path: Path) -> None:
     """kill -9 of ``arena match`` takes its sandboxed bots with it (--die-with-parent)."""
-    sleeper = "python3 -c 'import time; time.sleep(600)'"
+    # this Python, not PATH's python3: a pyenv shim is a bash script that forks a dozen
+    # times before Python starts (10-25 s on a loaded machine, still forking at the kill)
+    sleeper = f"{sys.executable} -c 'import time; time.sleep(600)'"
     arena = subprocess.Popen(
         [sys.executable, "-m", "arena.cli.main", "match", "--sandbox", "--connect-timeout", "60",
          "--record", str(tmp_path / "r.jsonl"), "--bot", sleeper, "--bot", sleeper,

@@ -14,7 +14,8 @@ worker, which ``botkit`` follows. ``Check`` (a rare dry run) is forwarded.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from contextlib import aclosing
 from typing import Any, NoReturn, TypeVar
 
 import grpc
@@ -85,6 +86,21 @@ async def forward(context: Ctx, call: Callable[..., Any], request: Any) -> Any:
         return await call(request, metadata=credentials(context), timeout=30)
     except grpc.aio.AioRpcError as error:
         await relay(context, error)
+
+
+async def forward_stream(
+    context: Ctx, method: Callable[..., Any], request: Any
+) -> AsyncGenerator[Any]:
+    """A worker's server stream, passed on: its messages, then its status. Close it
+    (``aclosing``) to cancel the worker's call at once when the caller goes."""
+    call = method(request, metadata=credentials(context))
+    try:
+        async for message in call:
+            yield message
+    except grpc.aio.AioRpcError as error:
+        await relay(context, error)
+    finally:
+        call.cancel()
 
 
 class FrontArena(pb_grpc.ArenaServicer):
@@ -216,14 +232,9 @@ class FrontMatches(pb_grpc.MatchesServicer):
         self.watching[client] = self.watching.get(client, 0) + 1
         try:
             stub = self.workers.matches(self.workers.owner(request.match_id))
-            call = stub.Watch(request, metadata=credentials(context))
-            try:
-                async for event in call:
+            async with aclosing(forward_stream(context, stub.Watch, request)) as events:
+                async for event in events:
                     yield event
-            except grpc.aio.AioRpcError as error:
-                await relay(context, error)
-            finally:
-                call.cancel()
         finally:
             self.watching[client] -= 1
             if not self.watching[client]:
@@ -233,14 +244,9 @@ class FrontMatches(pb_grpc.MatchesServicer):
         self, request: pb.FetchRecordRequest, context: Ctx
     ) -> AsyncIterator[pb.RecordChunk]:
         stub = self.workers.matches(self.workers.owner(request.match_id))
-        call = stub.FetchRecord(request, metadata=credentials(context))
-        try:
-            async for chunk in call:
+        async with aclosing(forward_stream(context, stub.FetchRecord, request)) as chunks:
+            async for chunk in chunks:
                 yield chunk
-        except grpc.aio.AioRpcError as error:
-            await relay(context, error)
-        finally:
-            call.cancel()
 
 
 __all__ = ["SEAT_ADDRESS", "FrontArena", "FrontMatches", "Workers"]

@@ -181,8 +181,10 @@ def _check_bot(bots: Path, out: Path, junit: Path) -> subprocess.Popen[str]:
         "1",
         "--parallel",
         "1",
+        "--time-limit",  # generous: on a loaded machine a timeout must not come first
+        "5000",
         "--time-bank",
-        "3000",
+        "30000",
         "--out",
         str(out),
         "--junit",

@@ -95,8 +95,15 @@ def fork() -> None:
 def memory() -> None:
     tell(memory="allocating")
     hog = []
-    while True:
-        hog.append(bytearray(16 * 1024 * 1024))
+    try:
+        while True:
+            hog.append(bytearray(16 * 1024 * 1024))
+    except MemoryError:
+        # die of it, but with the memory given back first: unwinding closes the gRPC
+        # channel, and gRPC refused a thread there (no room for its stack) may abort or
+        # hang instead, as luck has it; the bot would then not die of MemoryError
+        hog.clear()
+        raise
 
 
 def cpu() -> None:

@@ -3,6 +3,8 @@ processes in the lobby, a raw lobby stream, a page fetch."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
 import subprocess
@@ -16,6 +18,7 @@ import grpc
 import pytest
 from servekit import ROOT
 
+from arena.cli.main import main
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -31,12 +34,19 @@ NODE = (
 def arena(
     folder: Path, *argv: str, database: str | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """``arena ARGV --records FOLDER/records`` run in this process (the command's own
+    ``main``, its exit status and output): a new Python per command cost 1-2 s quiet, ten
+    on a loaded machine, and a module calls it a dozen times. The server and the bots
+    stay real processes; ``replay --verify`` in test_competition.py runs as one too."""
     where = ["--database", database] if database else []
-    return subprocess.run(
-        [sys.executable, "-m", "arena.cli.main", *argv, "--records", str(folder / "records"),
-         *where],
-        capture_output=True, text=True, cwd=ROOT, timeout=60,
-    )  # fmt: skip
+    full = [*argv, "--records", str(folder / "records"), *where]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(full)
+        except SystemExit as exc:  # argparse's usage errors
+            status = exc.code if isinstance(exc.code, int) else 2
+    return subprocess.CompletedProcess(["arena", *full], status, out.getvalue(), err.getvalue())
 
 
 def register(folder: Path, name: str, database: str | None = None) -> str:

@@ -132,7 +132,13 @@ def test_six_bots_event_survives_sigkill(tmp_path: Path, database: str) -> None:
 
         for name in ("rand", "greedy", "node"):
             launch(name)
-        time.sleep(2)
+
+        def in_lobby(*names: str) -> bool:
+            logs = [(tmp_path / f"{n}.log").read_text(errors="replace") for n in names]
+            return all("in the lobby as" in log for log in logs)
+
+        wait_for(lambda: in_lobby("rand", "greedy", "node"), 60, "three bots in the lobby")
+        time.sleep(0.5)  # the lobby pairs on each join: a match would have started by now
         assert db.matches("cup") == []
         for name in ("rand2", "hostile", "slow"):
             launch(name)

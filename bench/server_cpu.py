@@ -124,7 +124,7 @@ async def main(args: argparse.Namespace) -> None:
         floor_us = (time.process_time() - floor_cpu) / floor.decisions * 1e6
     yappi: Any = None
     if args.profile:
-        import yappi  # noqa: PLC0415 — a measuring tool, only with --profile
+        import yappi  # a measuring tool, only with --profile (not a dependency)
 
         yappi.set_clock_type("cpu")
     totals: dict[str, float] = defaultdict(float)

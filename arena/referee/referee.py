@@ -265,7 +265,8 @@ class Referee:
 def _debug_logged() -> bool:
     """Whether debug lines are written now. The per-decision line is built only then: a
     filtered-out ``log.debug`` still costs 15–30 µs through structlog's lazy proxy (it
-    binds a fresh logger per call), a few per cent of the server's CPU per decision."""
+    binds a fresh logger per call), a few per cent of the server's CPU per decision. Read
+    once per referee: a level changed mid-match applies from the next match."""
     enabled = getattr(structlog.get_config()["wrapper_class"], "is_enabled_for", None)
     return enabled is None or bool(enabled(None, logging.DEBUG))
 

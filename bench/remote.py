@@ -61,6 +61,7 @@ from remote_kit import (  # bench/remote_kit.py: the script's directory is on sy
     level_report,
     replay_raw,
 )
+from server_cpu import diff, thread_cpu  # bench/server_cpu.py: CPU per thread
 
 from arena.cli.logs import configure_logging
 from arena.game import MatchSetup
@@ -111,6 +112,7 @@ class PartA:
     script_bytes: float = 0.0
     bridge: dict[str, float] = dataclasses.field(default_factory=dict)
     bridge_trips: int = 0
+    threads: dict[str, float] = dataclasses.field(default_factory=dict)  # arena CPU s by thread
     verdicts: int = 0  # Verdict messages the arena's bots received
     acks: int = 0  # acknowledgements that rode on another message
 
@@ -139,9 +141,12 @@ async def play_arena(rules: RuleSet, tc: TimeControl, spawner: Spawner, a: PartA
         hosted = server.host.create(MatchSpec(rules=rules, seed=SEED, time_control=tc))
         argv = [sys.executable, str(BOT), "--server", server.target]
         procs = [spawner.spawn([*argv, f"--token={t}"]) for t in hosted.tokens if t is not None]
-        cpu = time.process_time()
+        cpu, threads = time.process_time(), thread_cpu()
         await hosted.done.wait()
         a.cpu["arena"] = a.cpu.get("arena", 0.0) + time.process_time() - cpu
+        for name, seconds in diff(thread_cpu(), threads).items():
+            if not name.startswith("switches"):
+                a.threads[name] = a.threads.get(name, 0.0) + seconds
         a.bots += [json.loads(out) for out in await spawner.wait_all(procs)]
     referee = hosted.referee
     assert referee is not None, hosted.error
@@ -218,6 +223,11 @@ def print_a(a: PartA) -> None:
         + ", ".join(
             f"{k} {cpu[k]:.0f}" for k in ("arena", "floor", "raw1", "raw4", "raw4v") if k in cpu
         )
+    )
+    split = sorted(a.threads.items(), key=lambda kv: -kv[1])
+    print(
+        "  arena's CPU per decision by thread, µs: "
+        + ", ".join(f"{k} {v / a.trips['arena'] * 1e6:.0f}" for k, v in split[:4])
     )
     base = a.bridge.get("raw", float("nan"))
     print(

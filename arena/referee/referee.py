@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import structlog
 import trio
@@ -95,6 +96,9 @@ class Referee:
         self._started = 0.0
         self._watched = 0  # spectators get every event, those before a resume too
         self._watchers: list[Callable[[list[tuple[int, Event]]], None]] = []
+        # bound once per run: the module's lazy logger binds a new one at every call,
+        # which for the per-decision debug line cost more than the line's filtering
+        self._log: Any = log
 
     @property
     def faults(self) -> list[Fault]:
@@ -139,6 +143,7 @@ class Referee:
     async def run(self) -> MatchReport:
         """Play the match to its end (or until cancelled: then it is recorded as cancelled)."""
         with structlog.contextvars.bound_contextvars(match_id=self.match_id):
+            self._log = log.bind()
             self._started = trio.current_time() - self.core.tally.clock
             log.info("match_started", seats=[s.name for s in self.seats], seed=self.setup.seed)
             self._publish()
@@ -224,7 +229,7 @@ class Referee:
         fault = verdict.fault
         seat = outcome.ask.seat
         if fault is not None:
-            log.warning(
+            self._log.warning(
                 "fault_recorded",
                 seat=seat,
                 kind=fault.kind.value,
@@ -233,7 +238,7 @@ class Referee:
                 trick=fault.trick,
                 seq=fault.seq,
             )
-        log.debug(
+        self._log.debug(
             "decision_answered",
             seat=seat,
             kind=outcome.ask.decision.kind.value,

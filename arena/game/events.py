@@ -72,7 +72,8 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
-        for name in self.__match_args__:  # the fields, in order (dataclasses.fields is slow)
+        names: tuple[str, ...] = self.__match_args__  # the fields in order, like
+        for name in names:  # dataclasses.fields (which is slow: it builds them per call)
             out[name] = jsonable(getattr(self, name))
         return out
 

@@ -95,7 +95,7 @@ def seat_view(match: MatchMachine, seat: int) -> SeatView:
 
 # The redaction, in three parts: what every seat sees alike (_public), the seat's own
 # hand (_hand) and whether it sees the kitty (_kitty). seat_view builds a view from them
-# at once; SeatViews keeps each part until what it depends on changes. Both put them
+# at once; SeatViews keeps the public part while it holds. Both put them
 # together with _assemble, so there is one definition of what a seat may know.
 
 _Public = tuple[Any, ...]  # SeatView's arguments after ``seat``, but for hand and kitty
@@ -168,23 +168,21 @@ class SeatViews:
     """Every seat's view of one match, kept up to date as the match moves on.
 
     A referee asks for a view at every decision; :func:`seat_view` would build it from
-    scratch, yet most of it is the same for all four seats and from one decision to the
-    next. This keeps each part of the redaction (see ``_public``, ``_hand``, ``_kitty``)
-    until what it depends on changes: the public part until the deal's snapshot or the
-    match's levels change (once per decision, shared by the seats of a bid window), a
-    seat's sorted hand while its cards and the card order stay the same. :meth:`view`
-    equals :func:`seat_view` at every moment (``tests/test_views_incremental.py``).
+    scratch, yet most of it (``_public``) is the same for all four seats. This keeps that
+    part until the deal's snapshot or the match's levels change, so the seats of a bid
+    window share it, and only the seat's own hand and kitty are added per view. (A
+    seat's sorted hand is not kept: in play it has changed at every one of its turns.)
+    :meth:`view` equals :func:`seat_view` at every moment
+    (``tests/test_views_incremental.py``).
     """
 
-    __slots__ = ("_deal", "_hands", "_levels", "_match", "_public")
+    __slots__ = ("_deal", "_levels", "_match", "_public")
 
     def __init__(self, match: MatchMachine) -> None:
         self._match = match
         self._deal: DealSnapshot | None = None  # the snapshot _public was made from
         self._levels: tuple[Rank, Rank] | None = None
         self._public: _Public = ()
-        # per seat: (the hand as held, the card order, the hand as shown)
-        self._hands: list[tuple[tuple[Card, ...], Any, tuple[Card, ...]] | None] = [None] * 4
 
     def view(self, seat: int) -> SeatView:
         """The view of ``seat`` now (equal to ``seat_view(match, seat)``)."""
@@ -193,14 +191,7 @@ class SeatViews:
         if deal is not self._deal or snap.levels != self._levels:
             self._public = _public(snap)
             self._deal, self._levels = deal, snap.levels
-        held = deal.hands[seat]
-        kept = self._hands[seat]
-        if kept is not None and kept[1] is deal.order and kept[0] == held:
-            hand = kept[2]
-        else:
-            hand = _hand(deal, seat)
-            self._hands[seat] = (held, deal.order, hand)
-        return _assemble(seat, self._public, hand, _kitty(deal, seat))
+        return _assemble(seat, self._public, _hand(deal, seat), _kitty(deal, seat))
 
 
 def view_position(view: SeatView, rules: RuleSet) -> Position:

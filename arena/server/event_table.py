@@ -250,7 +250,11 @@ def _same(value: Any) -> Any:
 def _cards_writer(field: Any) -> Callable[[Message, Any], None]:
     """Cards into a repeated ``Card`` field as one merge of precomputed encodings."""
     encode = CardField(GetMessageClass(field.containing_type), field.name).encode
-    return lambda m, cards: m.MergeFromString(encode(cards))
+
+    def write(m: Message, cards: Iterable[Card]) -> None:
+        m.MergeFromString(encode(cards))
+
+    return write
 
 
 def _writer(field: Any) -> Callable[[Message, Any], None]:

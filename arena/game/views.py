@@ -1,8 +1,9 @@
 """Seat views: the one place that decides what a seat may know (RULES.md §6, §7).
 
-:func:`seat_view` builds a seat's picture of the table and :func:`seat_events` filters
-the event stream for it. Nothing else hands game data to a bot: the referee, the wire
-and the built-in bots all go through these two functions. A seat sees its own hand,
+:func:`seat_view` builds a seat's picture of the table (:class:`SeatViews` keeps the
+same pictures up to date for a referee) and :func:`seat_events` filters the event stream
+for it. Nothing else hands game data to a bot: the referee, the wire and the built-in
+bots all go through this module. A seat sees its own hand,
 everything played, the bids, trump, levels, points, the cards that failed throws showed,
 the kitty only as the dealer after pickup, and everything once the deal has ended.
 """

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import structlog
 import trio
@@ -96,9 +95,6 @@ class Referee:
         self._started = 0.0
         self._watched = 0  # spectators get every event, those before a resume too
         self._watchers: list[Callable[[list[tuple[int, Event]]], None]] = []
-        # bound once per run: the module's lazy logger binds a new one at every call,
-        # which for the per-decision debug line cost more than the line's filtering
-        self._log: Any = log
 
     @property
     def faults(self) -> list[Fault]:
@@ -143,7 +139,6 @@ class Referee:
     async def run(self) -> MatchReport:
         """Play the match to its end (or until cancelled: then it is recorded as cancelled)."""
         with structlog.contextvars.bound_contextvars(match_id=self.match_id):
-            self._log = log.bind()
             self._started = trio.current_time() - self.core.tally.clock
             log.info("match_started", seats=[s.name for s in self.seats], seed=self.setup.seed)
             self._publish()
@@ -229,7 +224,7 @@ class Referee:
         fault = verdict.fault
         seat = outcome.ask.seat
         if fault is not None:
-            self._log.warning(
+            log.warning(
                 "fault_recorded",
                 seat=seat,
                 kind=fault.kind.value,
@@ -238,7 +233,7 @@ class Referee:
                 trick=fault.trick,
                 seq=fault.seq,
             )
-        self._log.debug(
+        log.debug(
             "decision_answered",
             seat=seat,
             kind=outcome.ask.decision.kind.value,

@@ -75,7 +75,8 @@ def one_match(seed: int, folder: Path, totals: dict[str, float]) -> int:
             t3 = clock()
             message.SerializeToString()
             t4 = clock()
-            where = (core.match.deal.deal, core.match.deal.trick)
+            deal = core.match.snapshot().deal
+            where = (deal.deal, deal.trick)
             outcome = core.settle(ask, answer, None, 0.001)
             verdict = core.apply(outcome)
             t5 = clock()

@@ -56,7 +56,7 @@ def test_kept_views_equal_views_from_scratch(
         if not views:  # made at the first answer: its first views come from a moved match
             views.append(SeatViews(match))
         same_views(views[0], match)
-        if match.finished or match.deal.phase is Phase.OVER:
+        if match.finished or match.snapshot().deal.phase is Phase.OVER:
             return
         if data.draw(st.integers(0, 19), label="penalty") == 0:  # a referee's penalty
             match.penalize(data.draw(st.integers(0, 1), label="team"), 10, "test")
@@ -117,9 +117,10 @@ def test_requests_carry_the_view_from_scratch(seed: int, penalties: set[int]) ->
             assert view == seat_view(core.match, decision.seat)
             check_wire(view, convert.request_to_pb(ask.seq, ask.request, 1000, 1000).request.view)
             answer: Action = ask.request.fallback
-            if decision.kind is Kind.PLAY and core.match.deal.trick in penalties:
+            trick = core.match.snapshot().deal.trick
+            if decision.kind is Kind.PLAY and trick in penalties:
                 answer = ()  # an illegal answer: a fault, a penalty, the fallback played
-                penalties.discard(core.match.deal.trick)
+                penalties.discard(trick)
             core.apply(core.settle(ask, answer, None, 0.0))
             if core.finished:
                 break

@@ -139,8 +139,12 @@ def main() -> None:
     parser.add_argument("--deals", type=int, default=2, help="deals per match")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each setting")
     parser.add_argument("--workers", type=int, default=2, help="the multi-worker setting")
-    parser.add_argument("--bot", choices=sorted(BOTS), default="python",
-                        help="the fallback bots' client (cpp: make -C bench/bots/cpp first)")  # fmt: skip
+    parser.add_argument(
+        "--bot",
+        choices=sorted(BOTS),
+        default="python",
+        help="the fallback bots' client (cpp: make -C bench/bots/cpp first)",
+    )
     args = parser.parse_args()
     if args.bot == "cpp" and not Path(BOTS["cpp"][0]).exists():
         raise SystemExit("bench/workers.py: build the C++ client first: make -C bench/bots/cpp")

@@ -23,6 +23,7 @@ import trio
 
 from arena.errors import ArenaError
 from arena.server import Access, Limits, ServerTls, open_workers_server
+from arena.server.workers.run import Extend
 
 log = structlog.get_logger()
 
@@ -53,8 +54,7 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help=f"run matches in N worker processes, one core each, behind --listen "
-        f"(default: the number of cores, {cores()} here; 1 = one process, as before; "
-        "a competition database runs in one)",
+        f"(default: the number of cores, {cores()} here; 1 = one process, as before)",
     )
     group.add_argument(
         "--advertise",
@@ -65,17 +65,8 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def worker_count(requested: int | None, competition: bool) -> int:
-    """``--workers``, or its default.
-
-    Raises:
-        ArenaError: more than one worker with a competition database (its lobby seats
-            bots in matches of its own process).
-    """
-    if competition:
-        if requested not in (None, 1):
-            raise ArenaError("a competition database (the lobby) runs with --workers 1")
-        return 1
+def worker_count(requested: int | None) -> int:
+    """``--workers``, or its default."""
     return requested if requested is not None else cores()
 
 
@@ -113,10 +104,19 @@ def shares(records: Path, count: int, resume: bool) -> list[list[str]]:
 
 
 def run_front(args: argparse.Namespace, access: Access, tls: ServerTls | None, limits: Limits,
-              count: int) -> int:  # fmt: skip
+              count: int, competition: bool = False) -> int:  # fmt: skip
+    """The front of ``count`` workers; with ``competition`` (a competition database was
+    found) the front also runs the lobby and the ``Competition`` service, the event
+    matches in the workers (:mod:`arena.competition.shards`)."""
+    extend = None
+    if competition:
+        from arena.competition.database import database_url
+        from arena.competition.service import front_extensions
+
+        extend = front_extensions(database_url(args.database, args.records), args.records)
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            trio.run(_front, args, access, tls, limits, count)
+            trio.run(_front, args, access, tls, limits, count, extend)
     except ArenaError as exc:
         print(f"arena serve: {exc}", file=sys.stderr)
         return 1
@@ -124,7 +124,12 @@ def run_front(args: argparse.Namespace, access: Access, tls: ServerTls | None, l
 
 
 async def _front(
-    args: argparse.Namespace, access: Access, tls: ServerTls | None, limits: Limits, count: int
+    args: argparse.Namespace,
+    access: Access,
+    tls: ServerTls | None,
+    limits: Limits,
+    count: int,
+    extend: Extend | None,
 ) -> None:
     from arena.cli.serve import announce  # serve imports this module
 
@@ -138,6 +143,7 @@ async def _front(
         shares(Path(args.records), count, not args.no_resume),
         advertised(args.listen.rsplit(":", 1)[0], args.advertise),
         args.http,
+        extend,
     ) as server:
         announce(server.target, args.listen, args.records, access, tls, args.http,
                  server.http_url, f"; {count} workers: {', '.join(server.addresses)}")  # fmt: skip

@@ -84,6 +84,17 @@ class Ledger:
             for digest in entry.token_hashes:
                 self._seats[digest] = match_id
 
+    def add_seats(self, match_id: str, tokens: list[str]) -> None:
+        """More seat tokens of a known match (the lobby's, for a restored match)."""
+        with self._lock:
+            entry = self._matches.get(match_id)
+            if entry is None:
+                return
+            hashes = tuple(token_hash(t) for t in tokens)
+            entry.token_hashes += hashes
+            for digest in hashes:
+                self._seats[digest] = match_id
+
     def report(self, worker: int, match_id: str, state: str, hashes: list[str]) -> None:
         """A worker's news: a match it hosts (restored, created) is in ``state``, or
         ``"forgotten"`` (out of its memory: its record stays on disk)."""

@@ -11,6 +11,10 @@ the front goes, however it goes (SIGKILL included), and it also exits when its s
 A worker that dies on its own is started again at once on the same port, resuming its
 running matches from their records (as ``arena serve`` does after a restart); its bots
 reconnect to the same address.
+
+The competition's lobby, when the front runs one, gives a worker orders over the same
+stdin pipe (:meth:`WorkerPool.order`: create an event match, seat a restored one) and
+hears about every match on the same reports (:attr:`WorkerPool.listeners`).
 """
 
 from __future__ import annotations
@@ -18,11 +22,13 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import itertools
 import json
 import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +91,44 @@ class WorkerPool:
         self.workers = [Worker(i, f"unix:{sockets / f'worker-{i}.sock'}") for i in range(count)]
         self.stopping = False
         self._processes: dict[int, subprocess.Popen[bytes]] = {}
+        # told every match report, (worker index, news): the lobby's outcomes
+        self.listeners: list[Callable[[int, dict[str, Any]], None]] = []
+        self._refs = itertools.count(1)
+        self._orders: dict[int, tuple[int, trio.Event, dict[str, Any]]] = {}
+
+    async def order(self, index: int, order: dict[str, Any], timeout: float = 30) -> dict[str, Any]:
+        """Give worker ``index`` an order (one JSON line on its stdin); its answer.
+
+        Raises:
+            ArenaError: the worker is not ready, died, refused or did not answer.
+        """
+        process = self._processes.get(index)
+        if process is None or process.stdin is None or not self.workers[index].ready:
+            raise ArenaError(f"worker {index} is restarting")
+        ref = next(self._refs)
+        answered = trio.Event()
+        answer: dict[str, Any] = {}
+        self._orders[ref] = (index, answered, answer)
+        try:
+            process.stdin.write(json.dumps({**order, "ref": ref}).encode() + b"\n")
+            process.stdin.flush()
+            with trio.move_on_after(timeout):
+                await answered.wait()
+        except OSError:
+            pass  # its pipe is closed: it died
+        finally:
+            self._orders.pop(ref, None)
+        if not answered.is_set():
+            raise ArenaError(f"worker {index} did not answer (it died or is stuck)")
+        if "error" in answer:
+            raise ArenaError(f"worker {index}: {answer['error']}")
+        return answer
+
+    def _forget(self, index: int, match_id: str) -> None:
+        """A match that never started is gone with its worker (no record to resume)."""
+        self.ledger.report(index, match_id, "forgotten", [])
+        for listener in self.listeners:
+            listener(index, {"match": match_id, "state": "forgotten"})
 
     @property
     def ready(self) -> list[bool]:
@@ -107,6 +151,10 @@ class WorkerPool:
             code = await self._run_once(worker, port, resume, task_status if not started else None)
             started = started or worker.address != ""
             worker.ready = False
+            for index_, answered, answer in list(self._orders.values()):
+                if index_ == index:  # orders it will never answer
+                    answer["error"] = "it died"
+                    answered.set()
             if self.stopping:
                 return
             if not started:
@@ -119,7 +167,7 @@ class WorkerPool:
             for match_id in self.ledger.worker_lost(index):
                 path = record_path(self.records, match_id)
                 if path is None:  # created but not started: nothing to resume from
-                    self.ledger.report(index, match_id, "forgotten", [])
+                    self._forget(index, match_id)
                 else:
                     resume.append(str(path))
             worker.expected = {Path(p).stem for p in resume}
@@ -185,11 +233,18 @@ class WorkerPool:
     def _news(
         self, worker: Worker, news: dict[str, Any], task_status: trio.TaskStatus[None] | None
     ) -> None:
-        if "match" in news:
+        if "answer" in news:
+            waiting = self._orders.get(news["answer"])
+            if waiting is not None and waiting[0] == worker.index:
+                waiting[2].update(news)
+                waiting[1].set()
+        elif "match" in news:
             self.ledger.report(worker.index, news["match"], news["state"], news.get("tokens", []))
+            for listener in self.listeners:
+                listener(worker.index, news)
         elif "ready" in news:
             for match_id in worker.expected - set(news.get("matches", [])):
-                self.ledger.report(worker.index, match_id, "forgotten", [])  # not resumed
+                self._forget(worker.index, match_id)  # not resumed
             worker.expected = set()
             worker.lived = True
             port = news["ready"].rsplit(":", 1)[1]

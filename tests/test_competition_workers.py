@@ -88,6 +88,10 @@ def test_event_on_two_workers_survives_a_worker_and_a_front_kill(
             bot.wait()
         log = serve.stop()
     assert "died (SIGKILL); restarting it" in (tmp_path / "serve.log").read_text()
+    # after the front's kill, the running matches were resumed (fresh seat tokens from
+    # their new workers), found finished in their records, or put back in the queue
+    recovered = ("event_match_resumed", "event_match_found_finished", "event_match_requeued")
+    assert any(word in log for word in recovered), log[-3000:]
     matches = db.matches("cup")
     assert [m.state for m in matches] == ["finished"] * MATCHES, log[-3000:]
     assert len({m.match_id for m in matches}) == MATCHES

@@ -152,7 +152,11 @@ class Lobby:
         for event in self.store.events(RUNNING):
             for m in self.store.matches(event.name, RUNNING):
                 if m.match_id and self.place.hosts(m.match_id):  # restored from its record
-                    self._watch(m, await self.place.reseat(m.match_id))
+                    try:
+                        self._watch(m, await self.place.reseat(m.match_id))
+                    except ArenaError:  # its worker died meanwhile: its bots get no offer
+                        log.exception("event_match_reseat_failed", match_id=m.match_id)
+                        continue
                     log.info(
                         "event_match_resumed",
                         event_name=m.event,

@@ -291,7 +291,7 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"arena serve: {problem}", file=sys.stderr)
         return 1
-    if workers > 1:
+    if workers > 1 or args.join:
         return run_front(args, access, tls, limits, workers, competition=bool(plugins))
     with contextlib.suppress(KeyboardInterrupt):
         trio.run(

@@ -23,7 +23,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 from typing import IO, Any
@@ -76,13 +76,24 @@ def main() -> int:
     tls = ServerTls.from_files(*settings["tls"]) if settings["tls"] else None
     limits = worker_limits(Limits(**settings["limits"]))
     with contextlib.suppress(KeyboardInterrupt):
-        trio.run(_work, settings, access, tls, limits, report)
+        trio.run(work, settings, access, tls, limits, report)
     return 0
 
 
-async def _work(
-    settings: dict[str, Any], access: Access, tls: ServerTls | None, limits: Limits, report: IO[str]
+# the task that carries out the front's orders and ends when the front is gone
+Orders = Callable[[trio.CancelScope, MatchHost, IO[str]], Awaitable[None]]
+
+
+async def work(
+    settings: dict[str, Any],
+    access: Access,
+    tls: ServerTls | None,
+    limits: Limits,
+    report: IO[str],
+    orders: Orders | None = None,
 ) -> None:
+    """Serve the worker's matches until the front is gone (``orders`` ends: by default
+    stdin, :func:`_lifeline`) or a signal; reports go to ``report``."""
     records = Path(settings["records"])
     shares: list[str] = settings["resume"]
     restore = partial(resume_matches, folder=records, only=shares) if shares else None
@@ -95,14 +106,17 @@ async def _work(
         limits=limits,
         records=records,
         http=settings["http"],
-        extra_addresses=(settings["control"],),
+        extra_addresses=tuple(a for a in [settings.get("control")] if a),
     ) as server:
         seen: dict[str, str] = {}
         _report(server.host, seen, report)  # the restored matches, before "ready"
-        ready = {"ready": server.target, "http": server.http_url, "matches": list(seen)}
+        target = server.target
+        if settings.get("advertise"):  # a worker on another host: its name for bots
+            target = f"{settings['advertise']}:{target.rsplit(':', 1)[1]}"
+        ready = {"ready": target, "http": server.http_url, "matches": list(seen)}
         print(json.dumps(ready), file=report)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_lifeline, nursery.cancel_scope, server.host, report)
+            nursery.start_soon(orders or _lifeline, nursery.cancel_scope, server.host, report)
             nursery.start_soon(_signals, nursery.cancel_scope)
             while True:
                 await trio.sleep(REPORT_EVERY)
@@ -131,12 +145,11 @@ def _report(host: MatchHost, seen: dict[str, str], report: IO[str]) -> None:
 async def _lifeline(scope: trio.CancelScope, host: MatchHost, report: IO[str]) -> None:
     """Carry out the front's orders; stop when stdin ends: the front is gone
     (PR_SET_PDEATHSIG covers Linux anyway)."""
-    obey = partial(_obey, host, report)
-    await trio.to_thread.run_sync(_read_orders, obey, abandon_on_cancel=True)
+    await trio.to_thread.run_sync(_read_orders, partial(obey, host, report), abandon_on_cancel=True)
     scope.cancel()
 
 
-def _obey(host: MatchHost, report: IO[str], line: bytes) -> None:
+def obey(host: MatchHost, report: IO[str], line: bytes) -> None:
     """(trio thread) One order of the front's lobby; the answer goes to ``report``."""
     try:
         order = json.loads(line)

@@ -63,6 +63,20 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
         help="the host name bots use to reach the workers (Create's seat_address); "
         "default the --listen host (this machine's name if that is 0.0.0.0 or ::)",
     )
+    group.add_argument(
+        "--join",
+        default=None,
+        metavar="FRONT",
+        help="be a worker of the arena serve --workers N at FRONT (host:port), from any "
+        "host: serve its matches on --listen; needs the front's organiser token "
+        "(--organiser-token-file); a plaintext front takes only a worker on its own host",
+    )
+    group.add_argument(
+        "--join-ca",
+        default=None,
+        metavar="PEM",
+        help="with --join: dial the front with TLS, trusting this CA (its certificate's)",
+    )
 
 
 def worker_count(requested: int | None) -> int:
@@ -108,6 +122,14 @@ def run_front(args: argparse.Namespace, access: Access, tls: ServerTls | None, l
     """The front of ``count`` workers; with ``competition`` (a competition database was
     found) the front also runs the lobby and the ``Competition`` service, the event
     matches in the workers (:mod:`arena.competition.shards`)."""
+    if args.join:
+        from arena.cli.serve_join import run_join
+
+        if competition:
+            print("arena serve: a worker (--join) takes no --database: the front runs the "
+                  "lobby", file=sys.stderr)  # fmt: skip
+            return 2
+        return run_join(args, access, tls)
     extend = None
     if competition:
         from arena.competition.database import database_url

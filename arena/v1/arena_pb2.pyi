@@ -3073,3 +3073,24 @@ class FinishEventRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___FinishEventRequest: _TypeAlias = FinishEventRequest  # noqa: Y015
+
+@_typing.final
+class WorkerLine(_message.Message):
+    """One JSON line of the workers' protocol (arena/cli/serve_worker.py)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    JSON_FIELD_NUMBER: _builtins.int
+    json: _builtins.str
+    def __init__(
+        self,
+        *,
+        json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["json", b"json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WorkerLine: _TypeAlias = WorkerLine  # noqa: Y015

@@ -45,6 +45,12 @@ class Ledger:
         self._reserved = [0] * workers  # Creates on their way to each worker
         self._serials = 0
 
+    def add_worker(self) -> None:
+        """One more worker (one that joined from another host)."""
+        with self._lock:
+            self.workers += 1
+            self._reserved.append(0)
+
     def reserve(self, organiser: str, ready: list[bool]) -> int:
         """Admit one more match for ``organiser`` and choose its worker (the ready one
         with the fewest live matches); :meth:`created` or :meth:`release` must follow.

@@ -68,6 +68,8 @@ class Worker:
     restarts: int = 0
     lived: bool = False  # its latest process came to listen
     expected: set[str] = dataclasses.field(default_factory=set)  # ids it should resume
+    remote: bool = False  # joined from elsewhere (arena serve --join): control = address
+    credentials: Any = None  # grpc.ChannelCredentials to call a remote worker with TLS
 
 
 class WorkerPool:
@@ -95,6 +97,46 @@ class WorkerPool:
         self.listeners: list[Callable[[int, dict[str, Any]], None]] = []
         self._refs = itertools.count(1)
         self._orders: dict[int, tuple[int, trio.Event, dict[str, Any]]] = {}
+        self._writers: dict[int, Callable[[bytes], None]] = {}  # a worker's order channel
+
+    def adopt(self, send: Callable[[bytes], None], credentials: Any = None) -> Worker:
+        """A worker that joined from another host (:mod:`.join`): not ready until its
+        ``ready`` report; ``send`` writes one line of orders to it."""
+        worker = Worker(len(self.workers), "", remote=True, credentials=credentials)
+        self.workers.append(worker)
+        self.ledger.add_worker()
+        self._writers[worker.index] = send
+        return worker
+
+    def heard(self, index: int, news: dict[str, Any]) -> None:
+        """A remote worker's report line (a bad one is logged: it must not stop the front)."""
+        try:
+            self._news(self.workers[index], news, None)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            log.warning("worker_bad_report", worker=index, news=str(news)[:200])
+
+    def lost(self, index: int) -> None:
+        """A remote worker's stream ended (it stopped, died, or was cut off): its live
+        matches are lost (their records are on its host), its orders fail."""
+        worker = self.workers[index]
+        if not worker.remote or worker.control == "gone":
+            return
+        worker.ready = False
+        worker.control = "gone"
+        self._writers.pop(index, None)
+        self._fail_orders(index)
+        lost = self.ledger.worker_lost(index)
+        for match_id in lost:
+            self._forget(index, match_id)
+        print(f"arena serve: worker {index} ({worker.address or 'not ready'}) left; "
+              f"{len(lost)} live match(es) lost with it", file=sys.stderr, flush=True)  # fmt: skip
+        log.warning("worker_left", worker=index, address=worker.address, lost=len(lost))
+
+    def _fail_orders(self, index: int) -> None:
+        for index_, answered, answer in list(self._orders.values()):
+            if index_ == index:  # orders it will never answer
+                answer["error"] = "it died"
+                answered.set()
 
     async def order(self, index: int, order: dict[str, Any], timeout: float = 30) -> dict[str, Any]:
         """Give worker ``index`` an order (one JSON line on its stdin); its answer.
@@ -102,16 +144,15 @@ class WorkerPool:
         Raises:
             ArenaError: the worker is not ready, died, refused or did not answer.
         """
-        process = self._processes.get(index)
-        if process is None or process.stdin is None or not self.workers[index].ready:
+        write = self._writers.get(index)
+        if write is None or not self.workers[index].ready:
             raise ArenaError(f"worker {index} is restarting")
         ref = next(self._refs)
         answered = trio.Event()
         answer: dict[str, Any] = {}
         self._orders[ref] = (index, answered, answer)
         try:
-            process.stdin.write(json.dumps({**order, "ref": ref}).encode() + b"\n")
-            process.stdin.flush()
+            write(json.dumps({**order, "ref": ref}).encode() + b"\n")
             with trio.move_on_after(timeout):
                 await answered.wait()
         except OSError:
@@ -151,10 +192,7 @@ class WorkerPool:
             code = await self._run_once(worker, port, resume, task_status if not started else None)
             started = started or worker.address != ""
             worker.ready = False
-            for index_, answered, answer in list(self._orders.values()):
-                if index_ == index:  # orders it will never answer
-                    answer["error"] = "it died"
-                    answered.set()
+            self._fail_orders(index)
             if self.stopping:
                 return
             if not started:
@@ -208,6 +246,13 @@ class WorkerPool:
         worker.pid = process.pid
         self._processes[worker.index] = process
         assert process.stdin is not None and process.stdout is not None
+        stdin = process.stdin
+
+        def write(data: bytes) -> None:
+            stdin.write(data)
+            stdin.flush()
+
+        self._writers[worker.index] = write
         try:
             process.stdin.write(json.dumps(settings).encode() + b"\n")
             process.stdin.flush()
@@ -226,6 +271,7 @@ class WorkerPool:
                         task_status = None
         code = await trio.to_thread.run_sync(process.wait)
         self._processes.pop(worker.index, None)
+        self._writers.pop(worker.index, None)
         with contextlib.suppress(OSError):
             process.stdin.close()
         return code
@@ -247,12 +293,15 @@ class WorkerPool:
                 self._forget(worker.index, match_id)  # not resumed
             worker.expected = set()
             worker.lived = True
-            port = news["ready"].rsplit(":", 1)[1]
-            worker.address = f"{self.advertise_host}:{port}"
+            host, port = news["ready"].rsplit(":", 1)
+            worker.address = f"{host if worker.remote else self.advertise_host}:{port}"
+            if worker.remote:  # the front calls it where its bots do
+                worker.control = worker.address
             worker.http = news.get("http", "")
             worker.ready = True
+            where = "joined from another host" if worker.remote else f"pid {worker.pid}"
             print(
-                f"arena serve: worker {worker.index} on {worker.address} (pid {worker.pid})",
+                f"arena serve: worker {worker.index} on {worker.address} ({where})",
                 file=sys.stderr,
                 flush=True,
             )

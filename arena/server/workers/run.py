@@ -26,6 +26,7 @@ from arena.server.bridge import GrpcServerConfig, open_grpc_server
 from arena.server.limits import Limits
 from arena.server.tls import ServerTls
 from arena.server.workers.front import FrontArena, FrontMatches, Workers
+from arena.server.workers.join import FrontWorkers
 from arena.server.workers.ledger import Ledger
 from arena.server.workers.pool import WorkerPool
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -81,7 +82,7 @@ async def open_workers_server(
             gate = dataclasses.replace(access, is_seat_token=lambda t: ledger.seat(t) is not None)
             config = GrpcServerConfig(
                 address=listen,
-                service_names=SERVICES + tuple(e.name for e in extensions),
+                service_names=(*SERVICES, "arena.v1.Workers", *(e.name for e in extensions)),
                 options=limits.grpc_options(),
                 max_receive_message_bytes=limits.max_message_bytes,
                 maximum_concurrent_rpcs=limits.max_rpcs,
@@ -93,6 +94,10 @@ async def open_workers_server(
                 partial(
                     pb_grpc.add_MatchesServicer_to_server,
                     FrontMatches(workers, limits.watches_per_client),
+                ),
+                partial(
+                    pb_grpc.add_WorkersServicer_to_server,
+                    FrontWorkers(pool, token, access.open, _remote_credentials(tls)),
                 ),
                 *(e.register for e in extensions),
             ]
@@ -112,6 +117,15 @@ async def open_workers_server(
                 with trio.CancelScope(shield=True):
                     await pool.stop()
                 nursery.cancel_scope.cancel()  # the web side, if any
+
+
+def _remote_credentials(tls: ServerTls | None) -> grpc.ChannelCredentials | None:
+    """How the front calls a worker that joined from another host: TLS when the front
+    serves TLS, trusting its --tls-client-ca (else the system's roots); plaintext (then
+    only a worker on this host may join, :mod:`.join`)."""
+    if tls is None:
+        return None
+    return grpc.ssl_channel_credentials(root_certificates=tls.client_ca)
 
 
 async def _web(nursery: trio.Nursery, address: str, pool: WorkerPool, ledger: Ledger) -> str:

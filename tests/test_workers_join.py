@@ -50,7 +50,9 @@ def joining(tmp_path: Path, front: Serve, token_file: Path) -> subprocess.Popen[
     return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
 
 
-def bots_for(match: pb.CreateMatchResponse, front: Serve, folder: Path, tag: str) -> list:  # type: ignore[type-arg]
+def bots_for(
+    match: pb.CreateMatchResponse, front: Serve, folder: Path, tag: str
+) -> list[subprocess.Popen[bytes]]:
     return [
         subprocess.Popen(
             [

@@ -109,8 +109,12 @@ class WorkerPool:
         return worker
 
     def heard(self, index: int, news: dict[str, Any]) -> None:
-        """A remote worker's report line (a bad one is logged: it must not stop the front)."""
+        """A remote worker's report line (a bad one is logged: it must not stop the front;
+        one about another worker's match is ignored: it must not take its routing)."""
         try:
+            owner = self.ledger.where(news["match"]) if "match" in news else None
+            if owner is not None and owner != index:
+                raise ValueError("another worker's match")
             self._news(self.workers[index], news, None)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             log.warning("worker_bad_report", worker=index, news=str(news)[:200])

@@ -32,7 +32,9 @@ from arena.server import MatchState
 from arena.server.workers.ledger import Ledger, LimitExceeded
 from arena.server.workers.pool import WorkerPool
 
-LOBBY = "lobby"  # the ledger's organiser name for event matches (--matches-per-organiser)
+# the ledger's organiser name for event matches: --matches-per-organiser bounds the
+# lobby's live matches as on one process (where they count as one organiser's too)
+LOBBY = "lobby"
 ENDED = {s.value for s in (MatchState.FINISHED, MatchState.CANCELLED, MatchState.FAILED)}
 
 

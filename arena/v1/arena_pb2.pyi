@@ -3082,6 +3082,7 @@ class WorkerLine(_message.Message):
 
     JSON_FIELD_NUMBER: _builtins.int
     json: _builtins.str
+    """The line, without its newline."""
     def __init__(
         self,
         *,

@@ -991,7 +991,8 @@ class WorkersServicer:
     """
 
     def Join(self, request_iterator, context):
-        """Missing associated documentation comment in .proto file."""
+        """Join the front as one more worker; the stream lasts as long as the worker.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')

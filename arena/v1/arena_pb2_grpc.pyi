@@ -456,6 +456,7 @@ class WorkersStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> WorkersAsyncStub: ...
     Join: _grpc.StreamStreamMultiCallable[_arena_pb2.WorkerLine, _arena_pb2.WorkerLine]
+    """Join the front as one more worker; the stream lasts as long as the worker."""
 
 @_typing.type_check_only
 class WorkersAsyncStub(WorkersStub):
@@ -470,6 +471,7 @@ class WorkersAsyncStub(WorkersStub):
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     Join: _aio.StreamStreamMultiCallable[_arena_pb2.WorkerLine, _arena_pb2.WorkerLine]  # type: ignore[assignment]
+    """Join the front as one more worker; the stream lasts as long as the worker."""
 
 class WorkersServicer(metaclass=_abc_1.ABCMeta):
     """Workers on other hosts (`arena serve --join FRONT`, docs/workers.md): a worker
@@ -486,6 +488,7 @@ class WorkersServicer(metaclass=_abc_1.ABCMeta):
         self,
         request_iterator: _MaybeAsyncIterator[_arena_pb2.WorkerLine],
         context: _ServicerContext,
-    ) -> _typing.Union[_abc.Iterator[_arena_pb2.WorkerLine], _abc.AsyncIterator[_arena_pb2.WorkerLine]]: ...
+    ) -> _typing.Union[_abc.Iterator[_arena_pb2.WorkerLine], _abc.AsyncIterator[_arena_pb2.WorkerLine]]:
+        """Join the front as one more worker; the stream lasts as long as the worker."""
 
 def add_WorkersServicer_to_server(servicer: WorkersServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

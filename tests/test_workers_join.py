@@ -174,3 +174,18 @@ def test_a_worker_joins_from_another_address_and_its_death_costs_only_its_match(
             remote.kill()
         channel.close()
         front.stop()
+
+
+def test_an_open_front_takes_no_worker(tmp_path: Path) -> None:
+    """``--open`` makes every caller an organiser: such a front refuses every join."""
+    front = start_serve(tmp_path, "--workers", "2", "--open")
+    try:
+        with grpc.insecure_channel(front.target) as channel:
+            stream = pb_grpc.WorkersStub(channel).Join(iter([pb.WorkerLine(json="{}")]))
+            with pytest.raises(grpc.RpcError) as refused:
+                next(iter(stream))
+        assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        assert "--open" in (refused.value.details() or "")
+        assert "joined from another host" not in front.log.read_text()
+    finally:
+        front.stop()

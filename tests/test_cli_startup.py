@@ -58,8 +58,8 @@ def test_help_imports_no_command() -> None:
 
 def test_judge_imports_no_server_side() -> None:
     """The rules oracle needs the rules and msgspec, not grpc, trio or a logger."""
-    question = '{"id": 1, "q": "units", "cards": ["AS", "AS"], "trump": {"level": "2", "suit": "H"}}'
-    modules = imported_by("judge", stdin=question + "\n")
+    question = {"id": 1, "q": "units", "cards": ["AS", "AS"], "trump": {"level": "2", "suit": "H"}}
+    modules = imported_by("judge", stdin=json.dumps(question) + "\n")
     assert "arena.cli.judge" in modules
     assert heavy(modules) == ["msgspec", *sorted(m for m in modules if m.startswith("msgspec."))]
 

@@ -28,15 +28,14 @@ class FallbackBasis(NamedTuple):  # a tuple: immutable, and cheap to make per re
     lead_units: tuple[Unit, ...]
     dealer: int | None = None
     leader: int = 0  # who led the trick in progress
-    plays: tuple[tuple[Card, ...], ...] = ()  # its plays so far, the lead's first
+    plays: tuple[tuple[int, Action], ...] = ()  # the trick so far: (seat, cards), public
 
     @classmethod
     def of(cls, decision: Decision, deal: DealSnapshot) -> FallbackBasis:
         """The basis of ``decision`` now: copies of its seat's part of ``deal`` only."""
-        plays = tuple(cards for _, cards in deal.plays)
         return cls(
             decision, deal.hands[decision.seat], deal.order, deal.lead_units,
-            deal.dealer, deal.leader, plays,
+            deal.dealer, deal.leader, deal.plays,
         )  # fmt: skip
 
     def position(self) -> Position:
@@ -52,8 +51,9 @@ class FallbackBasis(NamedTuple):  # a tuple: immutable, and cheap to make per re
         if self.decision.kind is Kind.BURY:
             return Position((h0, h1, h2, h3), trump.level, trump, seat, rules=order.rules)
         return Position(
-            (h0, h1, h2, h3), trump.level, trump, self.dealer, None, self.leader, self.plays,
-            rules=order.rules, landed_units=self.lead_units if self.plays else None,
+            (h0, h1, h2, h3), trump.level, trump, self.dealer, None, self.leader,
+            tuple(cards for _, cards in self.plays), rules=order.rules,
+            landed_units=self.lead_units if self.plays else None,
         ).knowing(order)  # fmt: skip
 
     def answer(self) -> Action:

@@ -7,6 +7,8 @@ The driving itself (asking, faults, policy, the record) is the referee's, in
 from __future__ import annotations
 
 import dataclasses
+import functools
+import itertools
 from collections import Counter
 from collections.abc import Sequence
 
@@ -36,18 +38,18 @@ def check_cards(machine: DealMachine) -> str | None:
         places.append(deal.undealt)
     elif deal.phase is not Phase.BURYING:  # while burying, the kitty is in the dealer's hand
         places += [deal.kitty, deal.played, *(p for _, p in deal.plays)]
-    counts = [0] * 54
-    for cards in places:
-        for card in cards:
-            counts[card.index] += 1
-    decks = deal.rules.decks
-    if all(n == decks for n in counts):
+    where = Counter(itertools.chain.from_iterable(places))  # counted in C: runs per play
+    expected = _whole_deck(deal.rules.decks)
+    if dict.__eq__(where, expected):  # (Counter's own == walks both in Python)
         return None
-    where = Counter(c for cards in places for c in cards)
-    expected = Counter(deck(decks))
     missing = format_cards((expected - where).elements())
     extra = format_cards((where - expected).elements())
     return f"deal {deal.deal}: cards not accounted for: missing [{missing}], extra [{extra}]"
+
+
+@functools.cache
+def _whole_deck(decks: int) -> Counter[Card]:
+    return Counter(deck(decks))
 
 
 def tally_events(stats: SelfplayStats, events: Sequence[Event], decks: int, check: bool) -> None:

@@ -167,7 +167,7 @@ def candidates(match: MatchMachine, decision: Decision) -> Iterator[Action]:
         yield from decision.options
         return
     yield match.fallback(decision.seat)
-    position = match.deal.position
+    position = match.position
     more = legal_burials(position) if decision.kind is Kind.BURY else legal_plays(position)
     yield from itertools.islice(more, CHOICES)
 
@@ -180,7 +180,7 @@ def picks(n: int) -> st.SearchStrategy[int]:
 
 def junk(draw: st.DrawFn, match: MatchMachine, decision: Decision) -> Action:
     """A drawn handful of the seat's cards: mostly illegal, sometimes not."""
-    hand = match.deal.snapshot().hands[decision.seat]
+    hand = match.snapshot().deal.hands[decision.seat]
     picked = draw(st.lists(st.sampled_from(range(len(hand))), max_size=4, unique=True))
     return tuple(hand[i] for i in sorted(picked))
 

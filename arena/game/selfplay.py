@@ -12,9 +12,8 @@ import itertools
 from collections import Counter
 from collections.abc import Sequence
 
-from arena.game.deal import DealMachine
 from arena.game.events import DealEnded, Event, TrickWon
-from arena.game.snapshot import Phase
+from arena.game.snapshot import DealSnapshot, Phase
 from arena.rules import Card, deck, format_cards, points
 
 
@@ -30,9 +29,8 @@ class SelfplayStats:
     attacker_points: int = 0
 
 
-def check_cards(machine: DealMachine) -> str | None:
+def check_cards(deal: DealSnapshot) -> str | None:
     """Every card of the deck is in exactly one place: hands, undealt, kitty, table, tricks."""
-    deal = machine.snapshot()
     places: list[Sequence[Card]] = list(deal.hands)
     if deal.phase is Phase.BIDDING:
         places.append(deal.undealt)

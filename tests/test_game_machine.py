@@ -401,3 +401,21 @@ def test_penalties_are_settled_at_the_deal_end(offender: str) -> None:
 def test_a_deck_of_the_wrong_size_is_refused() -> None:
     with pytest.raises(StateError, match="needs 108 cards"):
         MatchMachine(MatchSetup(RuleSet(), 0, {1: list(CARDS)}))
+
+
+def test_the_machines_show_no_mutable_state() -> None:
+    """Both machines keep their state private: what a reader may touch is a read-only
+    property or a ``Final`` value, and the snapshot is made once per change."""
+    match = MatchMachine(MatchSetup(seed=3))
+    public = {name for name in vars(match) if not name.startswith("_")}
+    assert public == {"setup", "rules", "events", "first_seat"}  # Final: never reassigned
+    for name in ("levels", "dealer", "deals_played", "result", "decks", "position"):
+        with pytest.raises(AttributeError):
+            setattr(match, name, None)
+    deal = vars(match)["_deal"]
+    assert {name for name in vars(deal) if not name.startswith("_")} == {"rules", "deal", "events"}
+    first = match.snapshot()
+    assert match.snapshot() is first  # cached until the next change
+    decision = match.pending()[0]
+    match.answer(decision.seat, match.fallback(decision.seat))
+    assert match.snapshot() is not first and match.snapshot().deal is deal.snapshot()

@@ -9,7 +9,8 @@ the first legal answer, and hypothesis prints it as a position in the text form
 
 A shuffled deck alone rarely puts a pair in a small hand, so :func:`positions` also
 draws a *rich lane* (any effective suit, trumps included) and, per seat, a run of that
-lane's cards in order (copies side by side: pairs and tractors) dealt before the rest;
+lane's cards in order (copies side by side: pairs and tractors) dealt before the rest
+(the leader's run shrinks to its whole hand, the others' to none);
 :func:`leads` then leads a unit of it, a single card, a throw of several units or any
 set of one suit. Both shrink to the plain deal and a single card.
 ``lead_kind`` names what a lead is, for ``hypothesis.event`` statistics
@@ -127,13 +128,17 @@ def positions(
     order = card_order(trump, rules)
     rich = draw(st.sampled_from(sorted({order.lane_of(c) for c in pool})))
     in_lane = order.sort([c for c in pool if order.lane_of(c) == rich])
-    hands: list[tuple[Card, ...]] = []
-    for _ in range(4):
-        run = draw(st.sampled_from(range(min(size, len(in_lane)) + 1)))  # uniform: long runs too
-        faces = [i for i, c in enumerate(in_lane) if i == 0 or in_lane[i - 1] is not c]
-        start = draw(st.sampled_from(faces)) if faces else 0  # at a face: its copies in
+    hands: list[tuple[Card, ...]] = [(), (), (), ()]
+    dealer, leader = draw(seats), draw(seats)
+    for seat in (leader, *(s for s in range(4) if s != leader)):  # the leader picks first
+        runs = range(min(size, len(in_lane)) + 1)  # uniform: long runs too; the leader's
+        run = draw(st.sampled_from(runs if seat != leader else runs[::-1]))  # longest first
+        faces = [
+            i for i, c in enumerate(in_lane)
+            if (i == 0 or in_lane[i - 1] is not c) and i + run <= len(in_lane)
+        ] or [0]  # fmt: skip
+        start = draw(st.sampled_from(faces))  # at a face: its copies come in together
         taken = in_lane[start : start + run]
-        run = len(taken)  # shorter at the lane's end
         del in_lane[start : start + run]
         for card in taken:
             pool.remove(card)
@@ -141,11 +146,11 @@ def positions(
         for card in rest:
             if order.lane_of(card) == rich:
                 in_lane.remove(card)
-        hands.append((*taken, *rest))
+        hands[seat] = (*taken, *rest)
     h0, h1, h2, h3 = hands
     kitty = tuple(pool[: rules.kitty_size])
     position = Position(
-        (h0, h1, h2, h3), trump.level, trump, draw(seats), kitty, draw(seats), rules=rules
+        (h0, h1, h2, h3), trump.level, trump, dealer, kitty, leader, rules=rules
     ).knowing(order)
     for i in range(draw(plays if plays is not None else st.integers(0, 3))):
         if i == 0:

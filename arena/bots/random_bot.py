@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from arena.game import Action, Kind, Request
+from arena.game import Action, Kind, Request, order_for
 from arena.rules import Card, CardOrder, decompose, follow_with
 
 
@@ -29,10 +29,9 @@ class RandomBot:
             return ()
         if decision.kind is Kind.BURY:
             return tuple(rng.sample(hand, decision.count))
-        position = request.position  # the legality API's question, from its own view
-        if decision.lead:
-            return follow_with(position, rng.choice)
-        return tuple(self._lead(hand, position.order))
+        if decision.lead:  # the legality API's question, on its own view
+            return follow_with(request.position, rng.choice)
+        return tuple(self._lead(hand, order_for(request)))
 
     def _lead(self, hand: list[Card], order: CardOrder) -> list[Card]:
         rng = self.rng

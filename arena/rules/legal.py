@@ -50,10 +50,12 @@ def follow_candidate(
     order: CardOrder,
     units: Sequence[Unit],
     pick: Pick[Card] = lowest,
-) -> list[Card]:
+) -> tuple[list[Card], bool]:
     """A follow to ``lead`` (whose units are ``units``) from ``hand``, every free choice
-    made by ``pick``: all of the led suit and the rest picked from the others when the
-    hand is short of it, else the best profile the hand can reach. Almost always legal;
+    made by ``pick``, and whether its shape was forced. Forced: every card of the led
+    suit the hand holds, the rest picked from the others, when it holds no more than
+    the lead's size (RULES.md §7); or any of them under suit-only rules. Otherwise the
+    best profile the hand can reach, almost always legal:
     :func:`arena.rules.legality.follow_with` judges it and searches when it is not."""
     n = len(lead)
     lane = order.lane
@@ -62,10 +64,10 @@ def follow_candidate(
     suited = [c for c in ordered if lane[c.index] == led]
     if len(suited) <= n:
         others = [c for c in ordered if lane[c.index] != led]
-        return suited + _choose(others, n - len(suited), pick)
+        return suited + _choose(others, n - len(suited), pick), True
     if order.rules.follow is FollowRule.SUIT_ONLY:
-        return _choose(suited, n, pick)
-    return _shaped(suited, units, order, pick)
+        return _choose(suited, n, pick), True
+    return _shaped(suited, units, order, pick), False
 
 
 def _choose(cards: list[Card], count: int, pick: Pick[Card]) -> list[Card]:

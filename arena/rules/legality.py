@@ -120,8 +120,10 @@ def fallback_play(position: Position) -> Hand:
 def follow_with(position: Position, pick: Pick[Card] = lowest) -> Hand:
     """A legal follow for the seat to play, every free choice made by ``pick`` (given
     candidates, cheapest first, it returns one: :func:`~arena.rules.legal.lowest` for
-    the fallback, a seeded ``rng.choice`` for the random bot). The constructed candidate
-    is judged by :func:`check_play`; if refused, the first of :func:`legal_plays`.
+    the fallback, a seeded ``rng.choice`` for the random bot). A candidate whose shape
+    the rules force (the hand short of the led suit, or suit-only rules) is legal as
+    built; any other is judged by :func:`check_play`, and if refused the first of
+    :func:`legal_plays` is played.
 
     Raises:
         StateError: nobody has led yet, or (a bug) no legal follow exists.
@@ -131,8 +133,9 @@ def follow_with(position: Position, pick: Pick[Card] = lowest) -> Hand:
         raise StateError("nothing to follow: the seat to play leads")
     hand = position.hand(position.turn)
     order = position.known_order or position.order
-    cards = tuple(follow_candidate(lead, hand, order, position.lead_units, pick))
-    if check_play(position, cards):
+    built, forced = follow_candidate(lead, hand, order, position.lead_units, pick)
+    cards = tuple(built)
+    if forced or check_play(position, cards):  # (forced: what check_follow would say)
         return cards
     for play in legal_plays(position):
         return play

@@ -310,3 +310,26 @@ async def test_outboxes_on_one_loop_share_its_hop() -> None:
     async with open_grpc_server([], CONFIG) as server:
         first, second = AsyncioOutbox[int](server.loop), AsyncioOutbox[int](server.loop)
         assert first._hopper is second._hopper is Hop.to_asyncio(server.loop)
+
+
+async def test_outbox_wakes_a_waiting_consumer_and_drops_after_the_consumer_closed() -> None:
+    """The outbox's one consumer, already waiting when trio sends, is woken by the hop;
+    once the consumer has closed it (the client left), what trio still sends is dropped
+    and counted, never kept."""
+    async with open_grpc_server([], CONFIG) as server:
+        outbox = AsyncioOutbox[int](server.loop)
+        future = asyncio.run_coroutine_threadsafe(outbox.get(), server.loop)
+        await trio.sleep(0.05)  # the consumer is waiting on its future by now
+        assert not future.done()
+        assert outbox.send_nowait(7)
+        assert await trio.to_thread.run_sync(future.result, 5) == 7
+
+        closed = asyncio.run_coroutine_threadsafe(_close(outbox), server.loop)
+        await trio.to_thread.run_sync(closed.result, 5)
+        assert not outbox.send_nowait(8)  # refused at once: the consumer has gone
+        stats = outbox.statistics()
+        assert (stats.delivered, stats.dropped, stats.buffered, stats.closed) == (1, 1, 0, True)
+
+
+async def _close(outbox: AsyncioOutbox[int]) -> None:
+    outbox.close()

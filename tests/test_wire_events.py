@@ -365,3 +365,9 @@ def test_a_real_bot_is_sent_every_field(tmp_path: Path) -> None:
     lines = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
     types = [line["event"]["type"] for line in lines if line["type"] == "event"]
     assert types.count("deal_revealed") == 1 and types.count("penalty_applied") == len(penalties)
+
+
+def test_every_event_field_is_in_its_record_line() -> None:
+    """``Event.to_dict`` walks ``__match_args__`` (fast): it must name every field."""
+    for cls in EVENT_TYPES.values():
+        assert cls.__match_args__ == tuple(f.name for f in dataclasses.fields(cls)), cls

@@ -283,7 +283,7 @@ def run(args: argparse.Namespace) -> int:
         access = access_of(args)
         plugins = competition_plugins(args.database, args.records)
         limits = limits_of(args)
-        workers = worker_count(args.workers, bool(plugins))
+        workers = worker_count(args.workers)
     except ArenaError as exc:
         print(f"arena serve: {exc}", file=sys.stderr)
         return 2
@@ -291,8 +291,8 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"arena serve: {problem}", file=sys.stderr)
         return 1
-    if workers > 1:
-        return run_front(args, access, tls, limits, workers)
+    if workers > 1 or args.join:
+        return run_front(args, access, tls, limits, workers, competition=bool(plugins))
     with contextlib.suppress(KeyboardInterrupt):
         trio.run(
             _serve,

@@ -5,9 +5,14 @@ JSON line on stdin (tokens never appear on a command line), listens on its own p
 bots (TLS as the front) and on a private Unix socket for the front, resumes the records
 it is given, and writes JSON lines on stdout: ``{"ready": "host:port", "http": url}``
 once it listens, then ``{"match": id, "state": ..., "tokens": [sha256 ...]}`` for each
-match it hosts whenever its state changes (``"forgotten"`` once out of memory). It ends
-on SIGTERM/SIGINT (cancelling its matches, as ``arena serve`` does) or when its stdin
-closes (the front is gone). :mod:`arena.server.workers.pool` starts it.
+match it hosts whenever its state changes (``"forgotten"`` once out of memory; an
+ended match also says its ``error`` and the seats whose bot never connected,
+``absent``). After the settings, stdin carries the front's orders for the competition's
+lobby, one JSON line each, answered by ``{"answer": ref, ...}`` on stdout: ``create``
+(an event match) and ``seat`` (fresh seat tokens for a restored match) — a pipe from the
+front, so no one else can give them. It ends on SIGTERM/SIGINT (cancelling its matches,
+as ``arena serve`` does) or when its stdin closes (the front is gone).
+:mod:`arena.server.workers.pool` starts it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 from typing import IO, Any
@@ -26,6 +32,7 @@ import trio
 
 from arena.cli.logs import configure_logging
 from arena.cli.serve import resume_matches
+from arena.competition.places import absent_seats, add_seat_tokens, event_spec
 from arena.server import (
     Access,
     Limits,
@@ -69,13 +76,24 @@ def main() -> int:
     tls = ServerTls.from_files(*settings["tls"]) if settings["tls"] else None
     limits = worker_limits(Limits(**settings["limits"]))
     with contextlib.suppress(KeyboardInterrupt):
-        trio.run(_work, settings, access, tls, limits, report)
+        trio.run(work, settings, access, tls, limits, report)
     return 0
 
 
-async def _work(
-    settings: dict[str, Any], access: Access, tls: ServerTls | None, limits: Limits, report: IO[str]
+# the task that carries out the front's orders and ends when the front is gone
+Orders = Callable[[trio.CancelScope, MatchHost, IO[str]], Awaitable[None]]
+
+
+async def work(
+    settings: dict[str, Any],
+    access: Access,
+    tls: ServerTls | None,
+    limits: Limits,
+    report: IO[str],
+    orders: Orders | None = None,
 ) -> None:
+    """Serve the worker's matches until the front is gone (``orders`` ends: by default
+    stdin, :func:`_lifeline`) or a signal; reports go to ``report``."""
     records = Path(settings["records"])
     shares: list[str] = settings["resume"]
     restore = partial(resume_matches, folder=records, only=shares) if shares else None
@@ -88,14 +106,17 @@ async def _work(
         limits=limits,
         records=records,
         http=settings["http"],
-        extra_addresses=(settings["control"],),
+        extra_addresses=tuple(a for a in [settings.get("control")] if a),
     ) as server:
         seen: dict[str, str] = {}
         _report(server.host, seen, report)  # the restored matches, before "ready"
-        ready = {"ready": server.target, "http": server.http_url, "matches": list(seen)}
+        target = server.target
+        if settings.get("advertise"):  # a worker on another host: its name for bots
+            target = f"{settings['advertise']}:{target.rsplit(':', 1)[1]}"
+        ready = {"ready": target, "http": server.http_url, "matches": list(seen)}
         print(json.dumps(ready), file=report)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_lifeline, nursery.cancel_scope)
+            nursery.start_soon(orders or _lifeline, nursery.cancel_scope, server.host, report)
             nursery.start_soon(_signals, nursery.cancel_scope)
             while True:
                 await trio.sleep(REPORT_EVERY)
@@ -111,6 +132,9 @@ def _report(host: MatchHost, seen: dict[str, str], report: IO[str]) -> None:
         news: dict[str, Any] = {"match": match_id, "state": state}
         if match_id not in seen:
             news["tokens"] = hosted.token_hashes
+        if state in ("finished", "cancelled", "failed"):
+            news["error"] = hosted.error
+            news["absent"] = absent_seats(host, match_id)
         seen[match_id] = state
         print(json.dumps(news), file=report)
     for match_id in [m for m in seen if m not in host.matches]:
@@ -118,10 +142,34 @@ def _report(host: MatchHost, seen: dict[str, str], report: IO[str]) -> None:
         print(json.dumps({"match": match_id, "state": "forgotten"}), file=report)
 
 
-async def _lifeline(scope: trio.CancelScope) -> None:
-    """Stop when stdin ends: the front is gone (PR_SET_PDEATHSIG covers Linux anyway)."""
-    await trio.to_thread.run_sync(_read_to_end, abandon_on_cancel=True)
+async def _lifeline(scope: trio.CancelScope, host: MatchHost, report: IO[str]) -> None:
+    """Carry out the front's orders; stop when stdin ends: the front is gone
+    (PR_SET_PDEATHSIG covers Linux anyway)."""
+    await trio.to_thread.run_sync(_read_orders, partial(obey, host, report), abandon_on_cancel=True)
     scope.cancel()
+
+
+def obey(host: MatchHost, report: IO[str], line: bytes) -> None:
+    """(trio thread) One order of the front's lobby; the answer goes to ``report``."""
+    try:
+        order = json.loads(line)
+        ref = order["ref"]
+    except (ValueError, KeyError, TypeError):
+        return
+    answer: dict[str, Any] = {"answer": ref}
+    try:
+        if order["op"] == "create":
+            spec = event_spec(order["settings"], int(order["seed"]), order["seats"])
+            hosted = host.create(spec)
+            answer.update(match=hosted.id, tokens=[t or "" for t in hosted.tokens])
+        elif order["op"] == "seat":
+            tokens = add_seat_tokens(host, order["match"])
+            answer.update(match=order["match"], tokens=tokens)
+        else:
+            answer["error"] = f"unknown order {order['op']!r}"
+    except Exception as exc:  # a bad order must not end the worker: the front is told
+        answer["error"] = f"{type(exc).__name__}: {exc}"
+    print(json.dumps(answer), file=report)
 
 
 def _read_line() -> bytes:
@@ -132,10 +180,14 @@ def _read_line() -> bytes:
     return line
 
 
-def _read_to_end() -> None:
-    """Block until stdin ends (raw reads: an abandoned thread holds no buffer lock)."""
-    while os.read(0, 4096):
-        pass
+def _read_orders(obey: Callable[[bytes], None]) -> None:
+    """(a thread) Read stdin's lines until it ends, each carried out on the trio thread
+    (raw reads: an abandoned thread holds no buffer lock)."""
+    buffer = b""
+    while chunk := os.read(0, 65536):
+        *lines, buffer = (buffer + chunk).split(b"\n")
+        for line in lines:
+            trio.from_thread.run_sync(obey, line)
 
 
 async def _signals(scope: trio.CancelScope) -> None:

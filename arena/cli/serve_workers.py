@@ -23,6 +23,7 @@ import trio
 
 from arena.errors import ArenaError
 from arena.server import Access, Limits, ServerTls, open_workers_server
+from arena.server.workers.run import Extend
 
 log = structlog.get_logger()
 
@@ -53,8 +54,7 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help=f"run matches in N worker processes, one core each, behind --listen "
-        f"(default: the number of cores, {cores()} here; 1 = one process, as before; "
-        "a competition database runs in one)",
+        f"(default: the number of cores, {cores()} here; 1 = one process, as before)",
     )
     group.add_argument(
         "--advertise",
@@ -63,19 +63,24 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
         help="the host name bots use to reach the workers (Create's seat_address); "
         "default the --listen host (this machine's name if that is 0.0.0.0 or ::)",
     )
+    group.add_argument(
+        "--join",
+        default=None,
+        metavar="FRONT",
+        help="be a worker of the arena serve --workers N at FRONT (host:port), from any "
+        "host: serve its matches on --listen; needs the front's organiser token "
+        "(--organiser-token-file); a plaintext front takes only a worker on its own host",
+    )
+    group.add_argument(
+        "--join-ca",
+        default=None,
+        metavar="PEM",
+        help="with --join: dial the front with TLS, trusting this CA (its certificate's)",
+    )
 
 
-def worker_count(requested: int | None, competition: bool) -> int:
-    """``--workers``, or its default.
-
-    Raises:
-        ArenaError: more than one worker with a competition database (its lobby seats
-            bots in matches of its own process).
-    """
-    if competition:
-        if requested not in (None, 1):
-            raise ArenaError("a competition database (the lobby) runs with --workers 1")
-        return 1
+def worker_count(requested: int | None) -> int:
+    """``--workers``, or its default."""
     return requested if requested is not None else cores()
 
 
@@ -113,10 +118,27 @@ def shares(records: Path, count: int, resume: bool) -> list[list[str]]:
 
 
 def run_front(args: argparse.Namespace, access: Access, tls: ServerTls | None, limits: Limits,
-              count: int) -> int:  # fmt: skip
+              count: int, competition: bool = False) -> int:  # fmt: skip
+    """The front of ``count`` workers; with ``competition`` (a competition database was
+    found) the front also runs the lobby and the ``Competition`` service, the event
+    matches in the workers (:mod:`arena.competition.shards`)."""
+    if args.join:
+        from arena.cli.serve_join import run_join
+
+        if competition:
+            print("arena serve: a worker (--join) takes no --database: the front runs the "
+                  "lobby", file=sys.stderr)  # fmt: skip
+            return 2
+        return run_join(args, access, tls)
+    extend = None
+    if competition:
+        from arena.competition.database import database_url
+        from arena.competition.service import front_extensions
+
+        extend = front_extensions(database_url(args.database, args.records), args.records)
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            trio.run(_front, args, access, tls, limits, count)
+            trio.run(_front, args, access, tls, limits, count, extend)
     except ArenaError as exc:
         print(f"arena serve: {exc}", file=sys.stderr)
         return 1
@@ -124,7 +146,12 @@ def run_front(args: argparse.Namespace, access: Access, tls: ServerTls | None, l
 
 
 async def _front(
-    args: argparse.Namespace, access: Access, tls: ServerTls | None, limits: Limits, count: int
+    args: argparse.Namespace,
+    access: Access,
+    tls: ServerTls | None,
+    limits: Limits,
+    count: int,
+    extend: Extend | None,
 ) -> None:
     from arena.cli.serve import announce  # serve imports this module
 
@@ -138,6 +165,7 @@ async def _front(
         shares(Path(args.records), count, not args.no_resume),
         advertised(args.listen.rsplit(":", 1)[0], args.advertise),
         args.http,
+        extend,
     ) as server:
         announce(server.target, args.listen, args.records, access, tls, args.http,
                  server.http_url, f"; {count} workers: {', '.join(server.addresses)}")  # fmt: skip

@@ -12,13 +12,15 @@ After a crash, :meth:`Lobby.recover` squares the database with the records: a ma
 restored from its record gets fresh seat tokens (offered again when its bots rejoin), a
 match whose record is complete is taken as finished, a match with no record never
 started and goes back to the queue — so no match is lost or played twice.
+
+The matches run in a :class:`~arena.competition.places.Place`: this process, or the
+workers of ``arena serve --workers N`` (then each offer names the worker's address).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import random
-import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,15 +29,14 @@ import grpc
 import structlog
 import trio
 
+from arena.competition.places import Outcome, Place, Placed
 from arena.competition.results import result_of_record
 from arena.competition.schedule import ladder_table, swiss_round
 from arena.competition.standings import standings
 from arena.competition.store import PENDING, RUNNING, Bot, EventMatch, Store
 from arena.errors import ArenaError
 from arena.game import Termination
-from arena.referee import FaultPolicy, TimeControl
-from arena.rules import RuleSet
-from arena.server import HostedMatch, MatchHost, MatchSpec, MatchState, token_hash
+from arena.server import MatchState
 from arena.v1 import arena_pb2 as pb
 
 log = structlog.get_logger()
@@ -55,13 +56,13 @@ class Member:
 
 @dataclasses.dataclass
 class Seated:
-    """An event match this server is running: where it belongs and its seat tokens."""
+    """An event match this server is running: where it belongs, where it runs, and its
+    seat tokens."""
 
     event: str
     index: int
     seats: tuple[str, ...]
-    tokens: list[str]
-    hosted: HostedMatch
+    placed: Placed
 
 
 class JoinRefused(Exception):
@@ -74,9 +75,9 @@ class JoinRefused(Exception):
 class Lobby:
     """Bots waiting to play and the event matches they play (trio thread only)."""
 
-    def __init__(self, store: Store, host: MatchHost, records: str) -> None:
+    def __init__(self, store: Store, place: Place, records: str) -> None:
         self.store = store
-        self.host = host
+        self.place = place
         self.records = Path(records)
         self.members: dict[str, Member] = {}
         self.running: dict[str, Seated] = {}  # by match id
@@ -129,8 +130,9 @@ class Lobby:
                 offer = pb.SeatOffer(
                     match_id=match_id,
                     seat=seat,
-                    seat_token=seated.tokens[seat],
+                    seat_token=seated.placed.tokens[seat],
                     event=seated.event,
+                    seat_address=seated.placed.address,
                 )
                 member.send(pb.LobbyMessage(offer=offer))
 
@@ -138,7 +140,7 @@ class Lobby:
 
     async def run(self) -> None:
         """Recover from a crash, then seat bots as long as the server runs."""
-        self.recover()
+        await self.recover()
         while True:
             try:
                 await self.schedule()
@@ -146,18 +148,15 @@ class Lobby:
                 log.exception("schedule_failed")
             await trio.sleep(TICK)
 
-    def recover(self) -> None:
+    async def recover(self) -> None:
         for event in self.store.events(RUNNING):
             for m in self.store.matches(event.name, RUNNING):
-                hosted = self.host.matches.get(m.match_id or "")
-                if hosted is not None:  # restored from its record by arena serve
-                    tokens = []
-                    for seat in range(4):
-                        token = secrets.token_hex(24)
-                        self.host.tokens.add(token, hosted, seat)
-                        hosted.token_hashes.append(token_hash(token))
-                        tokens.append(token)
-                    self._watch(m, hosted, tokens)
+                if m.match_id and self.place.hosts(m.match_id):  # restored from its record
+                    try:
+                        self._watch(m, await self.place.reseat(m.match_id))
+                    except ArenaError:  # its worker died meanwhile: its bots get no offer
+                        log.exception("event_match_reseat_failed", match_id=m.match_id)
+                        continue
                     log.info(
                         "event_match_resumed",
                         event_name=m.event,
@@ -283,74 +282,71 @@ class Lobby:
         log.info("swiss_round_paired", event_name=name, round=round_no + 1, matches=len(pairs))
 
     async def _start(self, settings: dict[str, Any], m: EventMatch) -> None:
-        rules = RuleSet.from_mapping(settings.get("rules", {}))
-        spec = MatchSpec(
-            rules=rules,
-            seed=m.seed,
-            time_control=TimeControl.from_dict(settings.get("time_control", {})),
-            policy=FaultPolicy.from_dict(
-                {"kind": settings.get("policy"), "max_faults": settings.get("max_faults")}
-            ),
-            seat_names=m.seats,
-            connect_timeout=float(settings.get("connect_timeout", 30)),
-        )
-        hosted = self.host.create(spec)
+        placed = await self.place.create(settings, m.seed, m.seats)
         # stored before any seat is offered (a crash now leaves a record to resume)
-        await trio.to_thread.run_sync(self.store.mark_running, m.event, m.index, hosted.id)
-        log.info("event_match_started", event_name=m.event, index=m.index, match_id=hosted.id)
-        self._watch(m, hosted, [t or "" for t in hosted.tokens])
+        await trio.to_thread.run_sync(self.store.mark_running, m.event, m.index, placed.match_id)
+        log.info(
+            "event_match_started",
+            event_name=m.event,
+            index=m.index,
+            match_id=placed.match_id,
+            address=placed.address,
+        )
+        self._watch(m, placed)
 
-    def _watch(self, m: EventMatch, hosted: HostedMatch, tokens: list[str]) -> None:
-        seated = Seated(m.event, m.index, m.seats, tokens, hosted)
-        self.running[hosted.id] = seated
+    def _watch(self, m: EventMatch, placed: Placed) -> None:
+        seated = Seated(m.event, m.index, m.seats, placed)
+        self.running[placed.match_id] = seated
         for name in set(m.seats):
             if name in self.members:
-                self._offer(self.members[name], hosted.id, seated)
-        self.host.nursery.start_soon(self._settle, seated)
+                self._offer(self.members[name], placed.match_id, seated)
+        self.place.nursery.start_soon(self._settle, seated)
 
-    def _store_result(self, hosted: HostedMatch, event: str, index: int) -> None:
+    def _store_result(self, outcome: Outcome, event: str, index: int) -> None:
         """(worker thread) The match's result, read from its record, into the database."""
+        error = outcome.error
         try:
-            result = result_of_record(hosted.record) if hosted.record else None
+            result = result_of_record(outcome.record) if outcome.record else None
         except ArenaError as exc:
-            result, hosted.error = None, hosted.error or str(exc)
-        if hosted.state is MatchState.FINISHED and result is not None:
-            self.store.mark_finished(event, index, "finished", hosted.record, result)
+            result, error = None, error or str(exc)
+        if outcome.state is MatchState.FINISHED and result is not None:
+            self.store.mark_finished(event, index, "finished", outcome.record, result)
         else:
-            state = "failed" if hosted.state is MatchState.FAILED else "cancelled"
-            self.store.mark_finished(event, index, state, hosted.record, {"error": hosted.error})
+            state = "failed" if outcome.state is MatchState.FAILED else "cancelled"
+            self.store.mark_finished(event, index, state, outcome.record, {"error": error})
 
-    def _drop_no_shows(self, seated: Seated) -> None:
+    def _drop_no_shows(self, seated: Seated, outcome: Outcome) -> None:
         """A bot that never took a seat it was offered leaves the lobby (its stream is
         closed), so it is not seated again until it comes back: one silent bot must not
         spoil every match of an event."""
-        for seat, name in enumerate(seated.seats):
-            remote = seated.hosted.remote(seat)
+        if outcome.state is not MatchState.FINISHED:  # it never started, or broke
+            return
+        for seat in outcome.absent:
+            name = seated.seats[seat]
             member = self.members.get(name)
-            if remote is None or remote.ever_connected.is_set() or member is None:
+            if member is None:
                 continue
-            if seated.hosted.state is not MatchState.FINISHED:  # it never started, or broke
-                continue
-            log.warning("lobby_no_show", bot=name, match_id=seated.hosted.id, seat=seat)
+            log.warning("lobby_no_show", bot=name, match_id=seated.placed.match_id, seat=seat)
             del self.members[name]
             member.close()
 
     async def _settle(self, seated: Seated) -> None:
         """Wait for the match to end; record its result (or requeue it)."""
-        hosted = seated.hosted
-        await hosted.done.wait()
-        self.running.pop(hosted.id, None)
+        match_id = seated.placed.match_id
+        outcome = await self.place.outcome(match_id)
+        self.running.pop(match_id, None)
         ev, i = seated.event, seated.index
-        if hosted.state is MatchState.CANCELLED and self.closing:
-            # the server stopped: play it again next time
+        if outcome.lost or (outcome.state is MatchState.CANCELLED and self.closing):
+            # it never started (its worker died), or the server stopped: play it again
             await trio.to_thread.run_sync(self.store.mark_pending, ev, i)
+            log.info("event_match_requeued", event_name=ev, index=i, match_id=match_id)
             return
-        await trio.to_thread.run_sync(self._store_result, hosted, ev, i)
+        await trio.to_thread.run_sync(self._store_result, outcome, ev, i)
         log.info(
             "event_match_ended",
             event_name=ev,
             index=i,
-            match_id=hosted.id,
-            state=hosted.state.value,
+            match_id=match_id,
+            state=outcome.state.value,
         )
-        self._drop_no_shows(seated)  # after the result is stored: the bot may watch for it
+        self._drop_no_shows(seated, outcome)  # after the result is stored: the bot may watch

@@ -24,6 +24,8 @@ import trio
 
 from arena.competition.lobby import JoinRefused, Lobby
 from arena.competition.organiser import LocalOrganiser
+from arena.competition.places import LocalPlace, Place
+from arena.competition.shards import WorkersPlace
 from arena.competition.store import NameTaken, NotFound, open_store
 from arena.competition.wire import bot_to_pb, plan_from_pb, progress_to_pb
 from arena.errors import ArenaError
@@ -36,6 +38,9 @@ from arena.server import (
     call_in_trio_nowait,
     run_in_trio,
 )
+from arena.server.workers.ledger import Ledger
+from arena.server.workers.pool import WorkerPool
+from arena.server.workers.run import Extend
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -84,20 +89,51 @@ def lobby_plugin(database: str, records: str) -> Plugin:
     (the database is opened on the trio thread, which is the only one to use it)."""
 
     def plug(host: MatchHost, trio_token: trio.lowlevel.TrioToken) -> Extension:
-        lobby = Lobby(open_store(database), host, records)
-        servicer = LobbyService(lobby, trio_token)
-
-        def closing() -> None:
-            lobby.closing = True
-
-        return Extension(
-            name="arena.v1.Lobby",
-            register=partial(pb_grpc.add_LobbyServicer_to_server, servicer),
-            run=lobby.run,
-            closing=closing,
-        )
+        return lobby_extension(database, records, LocalPlace(host), trio_token)
 
     return plug
+
+
+def lobby_extension(
+    database: str, records: str, place: Place, trio_token: trio.lowlevel.TrioToken
+) -> Extension:
+    """The ``Lobby`` service and its scheduler, seating bots in matches that run in
+    ``place`` (this process, or the workers of ``arena serve --workers N``)."""
+    lobby = Lobby(open_store(database), place, records)
+    servicer = LobbyService(lobby, trio_token)
+
+    def closing() -> None:
+        lobby.closing = True
+
+    return Extension(
+        name="arena.v1.Lobby",
+        register=partial(pb_grpc.add_LobbyServicer_to_server, servicer),
+        run=lobby.run,
+        closing=closing,
+    )
+
+
+def front_extensions(database: str, records: str) -> Extend:
+    """The lobby (its matches in the workers, :mod:`arena.competition.shards`) and the
+    ``Competition`` service for the front of ``arena serve --workers N``."""
+
+    def extend(
+        pool: WorkerPool, ledger: Ledger, nursery: trio.Nursery, token: trio.lowlevel.TrioToken
+    ) -> list[Extension]:
+        place = WorkersPlace(pool, ledger, nursery)
+        store = open_store(database)
+        return [
+            lobby_extension(database, records, place, token),
+            Extension(
+                name="arena.v1.Competition",
+                register=partial(
+                    pb_grpc.add_CompetitionServicer_to_server,
+                    CompetitionService(LocalOrganiser(store)),
+                ),
+            ),
+        ]
+
+    return extend
 
 
 class CompetitionService(pb_grpc.CompetitionServicer):

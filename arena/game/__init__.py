@@ -41,6 +41,7 @@ from arena.game.snapshot import DealSnapshot, MatchSnapshot, PastTrick, Phase
 from arena.game.stacking import hands_of, seed_for_first_seat, stack
 from arena.game.views import (
     SeatView,
+    SeatViews,
     TrickView,
     indexed_seat_events,
     public_events,
@@ -99,6 +100,7 @@ __all__ = [
     "Ruling",
     "SeatFeed",
     "SeatView",
+    "SeatViews",
     "SelfplayStats",
     "Step",
     "Termination",

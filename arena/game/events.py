@@ -46,6 +46,13 @@ class Decision:
 
 def jsonable(v: Any) -> Any:
     """Cards and ranks as codes, tuples as lists, enums as values: JSON-ready."""
+    kind = type(v)  # the usual kinds first, by type (every event line passes here)
+    if kind is int or kind is str or v is None:
+        return v
+    if kind is Card:
+        return v.code
+    if kind is tuple:
+        return [jsonable(x) for x in v]
     if isinstance(v, Card):
         return v.code
     if isinstance(v, Rank):
@@ -65,8 +72,9 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
-        for f in dataclasses.fields(self):
-            out[f.name] = jsonable(getattr(self, f.name))
+        names: tuple[str, ...] = self.__match_args__  # the fields in order, like
+        for name in names:  # dataclasses.fields (which is slow: it builds them per call)
+            out[name] = jsonable(getattr(self, name))
         return out
 
 

@@ -14,7 +14,7 @@ from typing import Protocol
 from arena.game.events import Action, DealStarted, Decision, Event
 from arena.game.fallback import FallbackBasis
 from arena.game.match import MatchMachine
-from arena.game.views import SeatView, indexed_seat_events, seat_view, view_position
+from arena.game.views import SeatView, SeatViews, indexed_seat_events, view_position
 from arena.rules import Position, RuleSet
 
 
@@ -87,6 +87,7 @@ class SeatFeed:
 
     def __init__(self, match: MatchMachine) -> None:
         self.match = match
+        self.views = SeatViews(match)  # kept up to date, not rebuilt per request
         self._cursor = [0, 0, 0, 0]
 
     def request(self, decision: Decision) -> Request:
@@ -96,7 +97,7 @@ class SeatFeed:
         self._cursor[seat] = len(events)
         match = self.match
         basis = match.fallback_basis(seat)
-        return Request(decision, seat_view(match, seat), new, match.rules, basis)
+        return Request(decision, self.views.view(seat), new, match.rules, basis)
 
     def catch_up(self, seat: int) -> list[tuple[int, Event]]:
         """The events ``seat`` has not been sent yet, with their indices (at the end)."""

@@ -1,8 +1,9 @@
 """Seat views: the one place that decides what a seat may know (RULES.md §6, §7).
 
-:func:`seat_view` builds a seat's picture of the table and :func:`seat_events` filters
-the event stream for it. Nothing else hands game data to a bot: the referee, the wire
-and the built-in bots all go through these two functions. A seat sees its own hand,
+:func:`seat_view` builds a seat's picture of the table (:class:`SeatViews` keeps the
+same pictures up to date for a referee) and :func:`seat_events` filters the event stream
+for it. Nothing else hands game data to a bot: the referee, the wire and the built-in
+bots all go through this module. A seat sees its own hand,
 everything played, the bids, trump, levels, points, the cards that failed throws showed,
 the kitty only as the dealer after pickup, and everything once the deal has ended.
 """
@@ -22,7 +23,7 @@ from arena.game.events import (
     jsonable,
 )
 from arena.game.match import MatchMachine
-from arena.game.snapshot import Phase
+from arena.game.snapshot import DealSnapshot, MatchSnapshot, Phase
 from arena.rules import Bid, Card, Position, Rank, RuleSet, Seat, Suit, Trump, other_team
 
 
@@ -90,48 +91,108 @@ def seat_view(match: MatchMachine, seat: int) -> SeatView:
     Read from the match's frozen snapshot, never from the machines' state."""
     snap = match.snapshot()
     deal = snap.deal
-    over = deal.phase is Phase.OVER
-    kitty: tuple[Card, ...] = ()
-    if over or (deal.dealer == seat and deal.phase is not Phase.BIDDING):
-        kitty = deal.kitty
-    order = deal.order
+    return _assemble(seat, _public(snap), _hand(deal, seat), _kitty(deal, seat))
+
+
+# The redaction, in three parts: what every seat sees alike (_public), the seat's own
+# hand (_hand) and whether it sees the kitty (_kitty). seat_view builds a view from them
+# at once; SeatViews keeps the public part while it holds. Both put them
+# together with _assemble, so there is one definition of what a seat may know.
+
+_Public = tuple[Any, ...]  # SeatView's arguments after ``seat``, but for hand and kitty
+
+
+def _public(snap: MatchSnapshot) -> _Public:
+    """Everything in a view that is the same for all four seats."""
+    deal = snap.deal
     current = None
     if deal.phase is Phase.PLAYING:
-        plays = deal.plays
-        current = TrickView(deal.trick, deal.leader, plays, deal.winning_seat)
+        current = TrickView(deal.trick, deal.leader, deal.plays, deal.winning_seat)
     previous = None
     if deal.previous is not None:
         last = deal.previous
         previous = TrickView(deal.trick - 1, last.leader, last.plays, last.winner)
-    hand = order.sort(list(deal.hands[seat])) if order else list(deal.hands[seat])
     faults = 0
     if deal.dealer is not None:
         team = Seat(deal.dealer).team
         faults = deal.team_penalties[team] - deal.team_penalties[other_team(team)]
-    return SeatView(
-        seat=seat,
-        deal=deal.deal,
-        phase=deal.phase,
-        hand=tuple(hand),
-        dealer=deal.dealer,
-        level=deal.level,
-        trump_suit=deal.trump.suit if deal.trump else None,
-        trump_declared=deal.trump is not None,
-        levels=snap.levels,
-        bids=deal.bids,
-        winning_bid=deal.winning,
-        trick=deal.trick,
-        current=current,
-        previous=previous,
-        attacker_points=deal.trick_points,
-        penalty_points=deal.throw_penalties,
-        fault_penalty_points=faults,
-        revealed=deal.revealed,
-        kitty=kitty,
-        points_by_seat=deal.points_by_seat,
-        hand_sizes=(len(deal.hands[0]), len(deal.hands[1]), len(deal.hands[2]), len(deal.hands[3])),
-        first_seat=deal.first_seat,
+    hands = deal.hands
+    return (
+        deal.deal,
+        deal.phase,
+        deal.dealer,
+        deal.level,
+        deal.trump.suit if deal.trump else None,
+        deal.trump is not None,
+        snap.levels,
+        deal.bids,
+        deal.winning,
+        deal.trick,
+        current,
+        previous,
+        deal.trick_points,
+        deal.throw_penalties,
+        faults,
+        deal.revealed,
+        deal.points_by_seat,
+        (len(hands[0]), len(hands[1]), len(hands[2]), len(hands[3])),
+        deal.first_seat,
     )
+
+
+def _hand(deal: DealSnapshot, seat: int) -> tuple[Card, ...]:
+    """The seat's own hand, sorted as people hold it once the card order is known."""
+    order = deal.order
+    return tuple(order.sort(list(deal.hands[seat]))) if order else deal.hands[seat]
+
+
+def _kitty(deal: DealSnapshot, seat: int) -> tuple[Card, ...]:
+    """The kitty for its dealer once picked up, for everyone once the deal is over."""
+    if deal.phase is Phase.OVER or (deal.dealer == seat and deal.phase is not Phase.BIDDING):
+        return deal.kitty
+    return ()
+
+
+def _assemble(
+    seat: int, public: _Public, hand: tuple[Card, ...], kitty: tuple[Card, ...]
+) -> SeatView:
+    (number, phase, dealer, level, suit, declared, levels, bids, winning, trick, current,
+     previous, points, throws, faults, revealed, by_seat, sizes, first) = public  # fmt: skip
+    return SeatView(
+        seat, number, phase, hand, dealer, level, suit, declared, levels, bids, winning,
+        trick, current, previous, points, throws, faults, revealed, kitty, by_seat, sizes,
+        first,
+    )  # fmt: skip
+
+
+class SeatViews:
+    """Every seat's view of one match, kept up to date as the match moves on.
+
+    A referee asks for a view at every decision; :func:`seat_view` would build it from
+    scratch, yet most of it (``_public``) is the same for all four seats. This keeps that
+    part until the deal's snapshot or the match's levels change, so the seats of a bid
+    window share it, and only the seat's own hand and kitty are added per view. (A
+    seat's sorted hand is not kept: in play it has changed at every one of its turns.)
+    :meth:`view` equals :func:`seat_view` at every moment
+    (``tests/test_views_incremental.py``).
+    """
+
+    __slots__ = ("_deal", "_levels", "_match", "_public")
+
+    def __init__(self, match: MatchMachine) -> None:
+        self._match = match
+        self._deal: DealSnapshot | None = None  # the snapshot _public was made from
+        self._levels: tuple[Rank, Rank] | None = None
+        self._public: _Public = ()
+
+    def view(self, seat: int) -> SeatView:
+        """The view of ``seat`` now (equal to ``seat_view(match, seat)``)."""
+        snap = self._match.snapshot()
+        deal = snap.deal
+        if deal is not self._deal or snap.levels != self._levels:
+            self._public = _public(snap)
+            self._deal, self._levels = deal, snap.levels
+        return _assemble(seat, self._public, _hand(deal, seat), _kitty(deal, seat))
 
 
 def view_position(view: SeatView, rules: RuleSet) -> Position:
@@ -185,6 +246,7 @@ def public_events(events: Iterable[Event]) -> list[Event]:
 
 __all__ = [
     "SeatView",
+    "SeatViews",
     "TrickView",
     "indexed_seat_events",
     "public_events",

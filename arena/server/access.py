@@ -66,6 +66,7 @@ REQUIRED: dict[str, frozenset[Role]] = {
     "/arena.v1.Competition/CreateEvent": ORGANISER_ONLY,
     "/arena.v1.Competition/ListEvents": WATCHERS,
     "/arena.v1.Competition/FinishEvent": ORGANISER_ONLY,
+    "/arena.v1.Workers/Join": ORGANISER_ONLY,  # a worker on another host (docs/workers.md)
     "/grpc.health.v1.Health/Check": ANYONE,
     "/grpc.health.v1.Health/Watch": ANYONE,
     "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": ANYONE,

@@ -268,7 +268,11 @@ class RemoteSeat:
         if conn is None:
             return
         if self._unacked and conn.verdicts is VerdictMode.FAULTS_ONLY:
-            item, self._unacked = with_ack(item, self._unacked), 0
+            acked, self._unacked = self._unacked, 0
+            if isinstance(item, Ask):  # most messages: built directly, not by replace()
+                item = Ask(item.seq, item.request, item.deadline_ms, item.bank_ms, acked)
+            else:
+                item = with_ack(item, acked)
         conn.send(item)
 
     def tell_verdict(self, verdict: SeatVerdict) -> None:

@@ -150,7 +150,11 @@ class CheckVerdict:
 
 def with_ack(item: Outgoing, acked: int) -> Outgoing:
     """``item`` carrying the acknowledgement of ``acked`` (unchanged when 0)."""
-    return dataclasses.replace(item, acked=acked) if acked else item
+    if not acked:
+        return item
+    if type(item) is Ask:  # once per decision: built directly, replace() is ~5× dearer
+        return Ask(item.seq, item.request, item.deadline_ms, item.bank_ms, acked)
+    return dataclasses.replace(item, acked=acked)
 
 
 __all__ = [

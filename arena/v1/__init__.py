@@ -78,6 +78,7 @@ from arena.v1.arena_pb2 import (
     View,
     WatchRequest,
     Welcome,
+    WorkerLine,
 )
 from arena.v1.arena_pb2_grpc import (
     ArenaServicer,
@@ -88,10 +89,13 @@ from arena.v1.arena_pb2_grpc import (
     LobbyStub,
     MatchesServicer,
     MatchesStub,
+    WorkersServicer,
+    WorkersStub,
     add_ArenaServicer_to_server,
     add_CompetitionServicer_to_server,
     add_LobbyServicer_to_server,
     add_MatchesServicer_to_server,
+    add_WorkersServicer_to_server,
 )
 
 __all__ = [
@@ -174,8 +178,12 @@ __all__ = [
     "View",
     "WatchRequest",
     "Welcome",
+    "WorkerLine",
+    "WorkersServicer",
+    "WorkersStub",
     "add_ArenaServicer_to_server",
     "add_CompetitionServicer_to_server",
     "add_LobbyServicer_to_server",
     "add_MatchesServicer_to_server",
+    "add_WorkersServicer_to_server",
 ]

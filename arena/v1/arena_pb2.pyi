@@ -2546,6 +2546,7 @@ class SeatOffer(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     SEAT_TOKEN_FIELD_NUMBER: _builtins.int
     EVENT_FIELD_NUMBER: _builtins.int
+    SEAT_ADDRESS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """the match"""
     seat: _builtins.int
@@ -2554,6 +2555,10 @@ class SeatOffer(_message.Message):
     """the seat token for Hello (good for this match only)"""
     event: _builtins.str
     """the event the match belongs to"""
+    seat_address: _builtins.str
+    """host:port where the seat plays (arena serve --workers N: the worker hosting the
+    match; docs/workers.md). Empty: the address the lobby stream went to.
+    """
     def __init__(
         self,
         *,
@@ -2561,10 +2566,11 @@ class SeatOffer(_message.Message):
         seat: _builtins.int = ...,
         seat_token: _builtins.str = ...,
         event: _builtins.str = ...,
+        seat_address: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "match_id", b"match_id", "seat", b"seat", "seat_token", b"seat_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "match_id", b"match_id", "seat", b"seat", "seat_address", b"seat_address", "seat_token", b"seat_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -3067,3 +3073,25 @@ class FinishEventRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___FinishEventRequest: _TypeAlias = FinishEventRequest  # noqa: Y015
+
+@_typing.final
+class WorkerLine(_message.Message):
+    """One JSON line of the workers' protocol (arena/cli/serve_worker.py)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    JSON_FIELD_NUMBER: _builtins.int
+    json: _builtins.str
+    """The line, without its newline."""
+    def __init__(
+        self,
+        *,
+        json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["json", b"json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WorkerLine: _TypeAlias = WorkerLine  # noqa: Y015

@@ -955,3 +955,97 @@ class Competition:
             timeout,
             metadata,
             _registered_method=True)
+
+
+class WorkersStub:
+    """Workers on other hosts (`arena serve --join FRONT`, docs/workers.md): a worker
+    started on its own joins a running front. The organiser's token only (a front
+    started with --open takes no worker). Up: the worker's JSON lines (first
+    {"join": {"address": "host:port"}}, then its reports, as a local worker writes them
+    on stdout); down: the front's JSON lines (first the settings, then the lobby's
+    orders). The stream is the worker's lifeline: when it ends, the worker stops and
+    the front forgets its matches.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.Join = channel.stream_stream(
+                '/arena.v1.Workers/Join',
+                request_serializer=arena_dot_v1_dot_arena__pb2.WorkerLine.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.WorkerLine.FromString,
+                _registered_method=True)
+
+
+class WorkersServicer:
+    """Workers on other hosts (`arena serve --join FRONT`, docs/workers.md): a worker
+    started on its own joins a running front. The organiser's token only (a front
+    started with --open takes no worker). Up: the worker's JSON lines (first
+    {"join": {"address": "host:port"}}, then its reports, as a local worker writes them
+    on stdout); down: the front's JSON lines (first the settings, then the lobby's
+    orders). The stream is the worker's lifeline: when it ends, the worker stops and
+    the front forgets its matches.
+    """
+
+    def Join(self, request_iterator, context):
+        """Join the front as one more worker; the stream lasts as long as the worker.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_WorkersServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'Join': grpc.stream_stream_rpc_method_handler(
+                    servicer.Join,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.WorkerLine.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.WorkerLine.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'arena.v1.Workers', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('arena.v1.Workers', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class Workers:
+    """Workers on other hosts (`arena serve --join FRONT`, docs/workers.md): a worker
+    started on its own joins a running front. The organiser's token only (a front
+    started with --open takes no worker). Up: the worker's JSON lines (first
+    {"join": {"address": "host:port"}}, then its reports, as a local worker writes them
+    on stdout); down: the front's JSON lines (first the settings, then the lobby's
+    orders). The stream is the worker's lifeline: when it ends, the worker stops and
+    the front forgets its matches.
+    """
+
+    @staticmethod
+    def Join(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/arena.v1.Workers/Join',
+            arena_dot_v1_dot_arena__pb2.WorkerLine.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.WorkerLine.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

@@ -440,3 +440,55 @@ class CompetitionServicer(metaclass=_abc_1.ABCMeta):
         """End an event (a continuous ladder) now."""
 
 def add_CompetitionServicer_to_server(servicer: CompetitionServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
+
+class WorkersStub:
+    """Workers on other hosts (`arena serve --join FRONT`, docs/workers.md): a worker
+    started on its own joins a running front. The organiser's token only (a front
+    started with --open takes no worker). Up: the worker's JSON lines (first
+    {"join": {"address": "host:port"}}, then its reports, as a local worker writes them
+    on stdout); down: the front's JSON lines (first the settings, then the lobby's
+    orders). The stream is the worker's lifeline: when it ends, the worker stops and
+    the front forgets its matches.
+    """
+
+    @_typing.overload
+    def __new__(cls, channel: _grpc.Channel) -> _Self: ...
+    @_typing.overload
+    def __new__(cls, channel: _aio.Channel) -> WorkersAsyncStub: ...
+    Join: _grpc.StreamStreamMultiCallable[_arena_pb2.WorkerLine, _arena_pb2.WorkerLine]
+    """Join the front as one more worker; the stream lasts as long as the worker."""
+
+@_typing.type_check_only
+class WorkersAsyncStub(WorkersStub):
+    """Workers on other hosts (`arena serve --join FRONT`, docs/workers.md): a worker
+    started on its own joins a running front. The organiser's token only (a front
+    started with --open takes no worker). Up: the worker's JSON lines (first
+    {"join": {"address": "host:port"}}, then its reports, as a local worker writes them
+    on stdout); down: the front's JSON lines (first the settings, then the lobby's
+    orders). The stream is the worker's lifeline: when it ends, the worker stops and
+    the front forgets its matches.
+    """
+
+    def __init__(self, channel: _aio.Channel) -> None: ...
+    Join: _aio.StreamStreamMultiCallable[_arena_pb2.WorkerLine, _arena_pb2.WorkerLine]  # type: ignore[assignment]
+    """Join the front as one more worker; the stream lasts as long as the worker."""
+
+class WorkersServicer(metaclass=_abc_1.ABCMeta):
+    """Workers on other hosts (`arena serve --join FRONT`, docs/workers.md): a worker
+    started on its own joins a running front. The organiser's token only (a front
+    started with --open takes no worker). Up: the worker's JSON lines (first
+    {"join": {"address": "host:port"}}, then its reports, as a local worker writes them
+    on stdout); down: the front's JSON lines (first the settings, then the lobby's
+    orders). The stream is the worker's lifeline: when it ends, the worker stops and
+    the front forgets its matches.
+    """
+
+    @_abc_1.abstractmethod
+    def Join(
+        self,
+        request_iterator: _MaybeAsyncIterator[_arena_pb2.WorkerLine],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_arena_pb2.WorkerLine], _abc.AsyncIterator[_arena_pb2.WorkerLine]]:
+        """Join the front as one more worker; the stream lasts as long as the worker."""
+
+def add_WorkersServicer_to_server(servicer: WorkersServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

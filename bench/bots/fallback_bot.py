@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import grpc
 
@@ -62,16 +64,39 @@ def open_channel(server: str) -> grpc.aio.Channel:
     return grpc.aio.secure_channel(server, credentials, options=CHANNEL_OPTIONS)
 
 
-async def play(server: str, token: str, tally: Tally, every: bool, think: float) -> None:
-    """One seat: hello, then answer each request with its fallback until MatchEnd."""
-    async with open_channel(server) as channel:
-        call = pb_grpc.ArenaStub(channel).Play()
+OPENING = 64  # streams of one process opening at once (a load level opens hundreds)
+OPEN_FOR = 60.0  # seconds a seat keeps trying to open its stream on an overloaded server
+
+
+async def play(
+    server: str,
+    token: str,
+    tally: Tally,
+    every: bool,
+    think: float,
+    opening: asyncio.Semaphore | None = None,
+) -> None:
+    """One seat: hello, then answer each request with its fallback until MatchEnd.
+
+    Opening the stream (connection, the referee's initial metadata, the Hello) is retried
+    until :data:`OPEN_FOR` runs out, at most :data:`OPENING` at a time per process: with
+    hundreds of seats in one process, an overloaded server can fail a connection that a
+    second try gets (bench/remote.py's 250-match level)."""
+    give_up = time.monotonic() + OPEN_FOR
+    while True:
         try:
-            await call.initial_metadata()  # the referee accepted the stream (DESIGN.md)
-            hello = pb.Hello(token=token, name="fallback", version="bench", protocol=1)
-            if FAULTS_ONLY is not None and not every:
-                hello.verdicts = FAULTS_ONLY
-            await call.write(pb.BotMessage(hello=hello))
+            async with opening or contextlib.nullcontext():
+                channel, call = await open_stream(server, token, every)
+            break
+        except (grpc.RpcError, asyncio.InvalidStateError) as exc:
+            if time.monotonic() > give_up or (
+                isinstance(exc, grpc.RpcError) and exc.code() != grpc.StatusCode.UNAVAILABLE
+            ):
+                tally.errors.append(f"opening: {exc}"[:300])
+                return
+            await asyncio.sleep(0.2)
+    async with channel:
+        try:
             tally.streams += 1
             while True:
                 message = await call.read()
@@ -105,9 +130,26 @@ async def play(server: str, token: str, tally: Tally, every: bool, think: float)
             tally.errors.append(f"{type(exc).__name__}: {exc}")
 
 
+async def open_stream(server: str, token: str, every: bool) -> tuple[grpc.aio.Channel, Any]:
+    """A seat's stream with its Hello written (the channel closed if that fails)."""
+    channel = open_channel(server)
+    try:
+        call = pb_grpc.ArenaStub(channel).Play()
+        await call.initial_metadata()  # the referee accepted the stream (DESIGN.md)
+        hello = pb.Hello(token=token, name="fallback", version="bench", protocol=1)
+        if FAULTS_ONLY is not None and not every:
+            hello.verdicts = FAULTS_ONLY
+        await call.write(pb.BotMessage(hello=hello))
+    except BaseException:
+        await channel.close()
+        raise
+    return channel, call
+
+
 async def main(server: str, tokens: list[str], every: bool, think: float) -> Tally:
     tally = Tally()
-    await asyncio.gather(*(play(server, t, tally, every, think) for t in tokens))
+    opening = asyncio.Semaphore(OPENING)
+    await asyncio.gather(*(play(server, t, tally, every, think, opening) for t in tokens))
     return tally
 
 

@@ -8,6 +8,10 @@
 // It bids with its first pair, and otherwise answers with the request's fallback: a
 // legal answer the referee computes for every request, so it never faults. Change
 // decide() to make it play well; docs/protocol.md describes every message.
+//
+// A server with several worker processes (`arena serve --workers N`) may refuse the
+// Hello with FAILED_PRECONDITION and the trailing metadata `arena-seat-address`: the
+// seat plays at that host:port, and main() opens the stream again there.
 
 #include <cstdlib>
 #include <iostream>
@@ -40,11 +44,9 @@ const char* need(const char* name) {
   return value;
 }
 
-}  // namespace
-
-int main() {
-  const std::string server = need("ARENA_SERVER");
-  const std::string token = need("ARENA_TOKEN");
+// Plays the seat of `token` at `server`. Returns the address the server sends the
+// seat to (a redirect at Hello), or "" once the stream is over (`code`: the exit status).
+std::string play(const std::string& server, const std::string& token, int& code) {
   auto stub = arena::v1::Arena::NewStub(
       grpc::CreateChannel(server, grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;  // no deadline: the stream lasts the whole match
@@ -70,9 +72,29 @@ int main() {
   }
   stream->WritesDone();
   const grpc::Status status = stream->Finish();
+  code = 0;
   if (!status.ok() && !message.has_match_end()) {
+    if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+      const auto& trailers = context.GetServerTrailingMetadata();
+      const auto moved = trailers.find("arena-seat-address");
+      if (moved != trailers.end()) return std::string(moved->second.data(), moved->second.size());
+    }
     std::cerr << "cpp bot: " << status.error_code() << ": " << status.error_message() << "\n";
-    return 1;
+    code = 1;
   }
-  return 0;
+  return "";
+}
+
+}  // namespace
+
+int main() {
+  std::string server = need("ARENA_SERVER");
+  const std::string token = need("ARENA_TOKEN");
+  int code = 0;
+  for (int moves = 0; moves < 3; ++moves) {  // a few redirects in a row at most
+    server = play(server, token, code);
+    if (server.empty()) return code;
+  }
+  std::cerr << "cpp bot: redirected too many times (last to " << server << ")\n";
+  return 1;
 }

@@ -13,6 +13,11 @@ token, answer every request with its sequence number. Nothing here imports arena
 It bids with its first pair, and otherwise plays the request's ``fallback``: a legal
 answer the referee computes for every request, so this bot never faults. Change
 :func:`decide` to make it play well (docs/tutorial.md).
+
+A server with several worker processes (``arena serve --workers N``) may refuse the
+``Hello`` with ``FAILED_PRECONDITION`` and the trailing metadata ``arena-seat-address``:
+the seat plays at that ``host:port``. :func:`main` opens the stream again there
+(docs/protocol.md, "Where to connect").
 """
 
 from __future__ import annotations
@@ -43,8 +48,23 @@ def decide(request: pb.Request) -> list[pb.Card]:
     return list(request.fallback.cards)
 
 
+SEAT_ADDRESS = "arena-seat-address"  # trailing metadata naming the seat's worker
+
+
+class Moved(Exception):
+    """The server says this seat plays at another address."""
+
+    def __init__(self, address: str) -> None:
+        super().__init__(address)
+        self.address = address
+
+
 def play(server: str, token: str, name: str = "minimal") -> int:
-    """Play one match on ``server`` with the seat ``token``; 0 when it ended normally."""
+    """Play one match on ``server`` with the seat ``token``; 0 when it ended normally.
+
+    Raises:
+        Moved: the seat plays at another address (a redirect at ``Hello``).
+    """
     outbox: queue.Queue[pb.BotMessage | None] = queue.Queue()
     outbox.put(pb.BotMessage(hello=pb.Hello(token=token, name=name, version="1", protocol=1)))
 
@@ -62,6 +82,10 @@ def play(server: str, token: str, name: str = "minimal") -> int:
                 elif kind == "match_end":
                     break
         except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.FAILED_PRECONDITION:
+                for key, value in exc.trailing_metadata() or ():  # type: ignore[attr-defined]
+                    if key == SEAT_ADDRESS:
+                        raise Moved(value) from None
             print(f"{name}: {exc.code().name}: {exc.details()}", file=sys.stderr)
             return 1
         finally:
@@ -69,5 +93,16 @@ def play(server: str, token: str, name: str = "minimal") -> int:
     return 0
 
 
+def main(server: str, token: str) -> int:
+    """Play the seat, following the server's redirects (a few in a row at most)."""
+    for _ in range(3):
+        try:
+            return play(server, token)
+        except Moved as moved:
+            server = moved.address
+    print(f"minimal: redirected too many times (last to {server})", file=sys.stderr)
+    return 1
+
+
 if __name__ == "__main__":
-    sys.exit(play(os.environ["ARENA_SERVER"], os.environ["ARENA_TOKEN"]))
+    sys.exit(main(os.environ["ARENA_SERVER"], os.environ["ARENA_TOKEN"]))

@@ -48,7 +48,12 @@ class Workers:
 
     def _stub(self, index: int) -> tuple[pb_grpc.MatchesAsyncStub, pb_grpc.ArenaAsyncStub]:
         if index not in self._stubs:
-            channel = grpc.aio.insecure_channel(self.pool.workers[index].control)
+            worker = self.pool.workers[index]
+            channel = (
+                grpc.aio.secure_channel(worker.control, worker.credentials)
+                if worker.credentials is not None  # a remote worker, behind TLS
+                else grpc.aio.insecure_channel(worker.control)
+            )
             self._stubs[index] = (pb_grpc.MatchesStub(channel), pb_grpc.ArenaStub(channel))
         return self._stubs[index]
 

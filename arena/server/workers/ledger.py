@@ -45,6 +45,12 @@ class Ledger:
         self._reserved = [0] * workers  # Creates on their way to each worker
         self._serials = 0
 
+    def add_worker(self) -> None:
+        """One more worker (one that joined from another host)."""
+        with self._lock:
+            self.workers += 1
+            self._reserved.append(0)
+
     def reserve(self, organiser: str, ready: list[bool]) -> int:
         """Admit one more match for ``organiser`` and choose its worker (the ready one
         with the fewest live matches); :meth:`created` or :meth:`release` must follow.
@@ -82,6 +88,17 @@ class Ledger:
             entry.organiser = organiser
             entry.token_hashes = tuple(token_hash(t) for t in tokens if t)
             for digest in entry.token_hashes:
+                self._seats[digest] = match_id
+
+    def add_seats(self, match_id: str, tokens: list[str]) -> None:
+        """More seat tokens of a known match (the lobby's, for a restored match)."""
+        with self._lock:
+            entry = self._matches.get(match_id)
+            if entry is None:
+                return
+            hashes = tuple(token_hash(t) for t in tokens)
+            entry.token_hashes += hashes
+            for digest in hashes:
                 self._seats[digest] = match_id
 
     def report(self, worker: int, match_id: str, state: str, hashes: list[str]) -> None:

@@ -11,6 +11,10 @@ the front goes, however it goes (SIGKILL included), and it also exits when its s
 A worker that dies on its own is started again at once on the same port, resuming its
 running matches from their records (as ``arena serve`` does after a restart); its bots
 reconnect to the same address.
+
+The competition's lobby, when the front runs one, gives a worker orders over the same
+stdin pipe (:meth:`WorkerPool.order`: create an event match, seat a restored one) and
+hears about every match on the same reports (:attr:`WorkerPool.listeners`).
 """
 
 from __future__ import annotations
@@ -18,11 +22,13 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import itertools
 import json
 import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +68,8 @@ class Worker:
     restarts: int = 0
     lived: bool = False  # its latest process came to listen
     expected: set[str] = dataclasses.field(default_factory=set)  # ids it should resume
+    remote: bool = False  # joined from elsewhere (arena serve --join): control = address
+    credentials: Any = None  # grpc.ChannelCredentials to call a remote worker with TLS
 
 
 class WorkerPool:
@@ -85,6 +93,87 @@ class WorkerPool:
         self.workers = [Worker(i, f"unix:{sockets / f'worker-{i}.sock'}") for i in range(count)]
         self.stopping = False
         self._processes: dict[int, subprocess.Popen[bytes]] = {}
+        # told every match report, (worker index, news): the lobby's outcomes
+        self.listeners: list[Callable[[int, dict[str, Any]], None]] = []
+        self._refs = itertools.count(1)
+        self._orders: dict[int, tuple[int, trio.Event, dict[str, Any]]] = {}
+        self._writers: dict[int, Callable[[bytes], None]] = {}  # a worker's order channel
+
+    def adopt(self, send: Callable[[bytes], None], credentials: Any = None) -> Worker:
+        """A worker that joined from another host (:mod:`.join`): not ready until its
+        ``ready`` report; ``send`` writes one line of orders to it."""
+        worker = Worker(len(self.workers), "", remote=True, credentials=credentials)
+        self.workers.append(worker)
+        self.ledger.add_worker()
+        self._writers[worker.index] = send
+        return worker
+
+    def heard(self, index: int, news: dict[str, Any]) -> None:
+        """A remote worker's report line (a bad one is logged: it must not stop the front;
+        one about another worker's match is ignored: it must not take its routing)."""
+        try:
+            owner = self.ledger.where(news["match"]) if "match" in news else None
+            if owner is not None and owner != index:
+                raise ValueError("another worker's match")
+            self._news(self.workers[index], news, None)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            log.warning("worker_bad_report", worker=index, news=str(news)[:200])
+
+    def lost(self, index: int) -> None:
+        """A remote worker's stream ended (it stopped, died, or was cut off): its live
+        matches are lost (their records are on its host), its orders fail."""
+        worker = self.workers[index]
+        if not worker.remote or worker.control == "gone":
+            return
+        worker.ready = False
+        worker.control = "gone"
+        self._writers.pop(index, None)
+        self._fail_orders(index)
+        lost = self.ledger.worker_lost(index)
+        for match_id in lost:
+            self._forget(index, match_id)
+        print(f"arena serve: worker {index} ({worker.address or 'not ready'}) left; "
+              f"{len(lost)} live match(es) lost with it", file=sys.stderr, flush=True)  # fmt: skip
+        log.warning("worker_left", worker=index, address=worker.address, lost=len(lost))
+
+    def _fail_orders(self, index: int) -> None:
+        for index_, answered, answer in list(self._orders.values()):
+            if index_ == index:  # orders it will never answer
+                answer["error"] = "it died"
+                answered.set()
+
+    async def order(self, index: int, order: dict[str, Any], timeout: float = 30) -> dict[str, Any]:
+        """Give worker ``index`` an order (one JSON line on its stdin); its answer.
+
+        Raises:
+            ArenaError: the worker is not ready, died, refused or did not answer.
+        """
+        write = self._writers.get(index)
+        if write is None or not self.workers[index].ready:
+            raise ArenaError(f"worker {index} is restarting")
+        ref = next(self._refs)
+        answered = trio.Event()
+        answer: dict[str, Any] = {}
+        self._orders[ref] = (index, answered, answer)
+        try:
+            write(json.dumps({**order, "ref": ref}).encode() + b"\n")
+            with trio.move_on_after(timeout):
+                await answered.wait()
+        except OSError:
+            pass  # its pipe is closed: it died
+        finally:
+            self._orders.pop(ref, None)
+        if not answered.is_set():
+            raise ArenaError(f"worker {index} did not answer (it died or is stuck)")
+        if "error" in answer:
+            raise ArenaError(f"worker {index}: {answer['error']}")
+        return answer
+
+    def _forget(self, index: int, match_id: str) -> None:
+        """A match that never started is gone with its worker (no record to resume)."""
+        self.ledger.report(index, match_id, "forgotten", [])
+        for listener in self.listeners:
+            listener(index, {"match": match_id, "state": "forgotten"})
 
     @property
     def ready(self) -> list[bool]:
@@ -107,6 +196,7 @@ class WorkerPool:
             code = await self._run_once(worker, port, resume, task_status if not started else None)
             started = started or worker.address != ""
             worker.ready = False
+            self._fail_orders(index)
             if self.stopping:
                 return
             if not started:
@@ -119,7 +209,7 @@ class WorkerPool:
             for match_id in self.ledger.worker_lost(index):
                 path = record_path(self.records, match_id)
                 if path is None:  # created but not started: nothing to resume from
-                    self.ledger.report(index, match_id, "forgotten", [])
+                    self._forget(index, match_id)
                 else:
                     resume.append(str(path))
             worker.expected = {Path(p).stem for p in resume}
@@ -160,6 +250,13 @@ class WorkerPool:
         worker.pid = process.pid
         self._processes[worker.index] = process
         assert process.stdin is not None and process.stdout is not None
+        stdin = process.stdin
+
+        def write(data: bytes) -> None:
+            stdin.write(data)
+            stdin.flush()
+
+        self._writers[worker.index] = write
         try:
             process.stdin.write(json.dumps(settings).encode() + b"\n")
             process.stdin.flush()
@@ -178,6 +275,7 @@ class WorkerPool:
                         task_status = None
         code = await trio.to_thread.run_sync(process.wait)
         self._processes.pop(worker.index, None)
+        self._writers.pop(worker.index, None)
         with contextlib.suppress(OSError):
             process.stdin.close()
         return code
@@ -185,19 +283,29 @@ class WorkerPool:
     def _news(
         self, worker: Worker, news: dict[str, Any], task_status: trio.TaskStatus[None] | None
     ) -> None:
-        if "match" in news:
+        if "answer" in news:
+            waiting = self._orders.get(news["answer"])
+            if waiting is not None and waiting[0] == worker.index:
+                waiting[2].update(news)
+                waiting[1].set()
+        elif "match" in news:
             self.ledger.report(worker.index, news["match"], news["state"], news.get("tokens", []))
+            for listener in self.listeners:
+                listener(worker.index, news)
         elif "ready" in news:
             for match_id in worker.expected - set(news.get("matches", [])):
-                self.ledger.report(worker.index, match_id, "forgotten", [])  # not resumed
+                self._forget(worker.index, match_id)  # not resumed
             worker.expected = set()
             worker.lived = True
-            port = news["ready"].rsplit(":", 1)[1]
-            worker.address = f"{self.advertise_host}:{port}"
+            host, port = news["ready"].rsplit(":", 1)
+            worker.address = f"{host if worker.remote else self.advertise_host}:{port}"
+            if worker.remote:  # the front calls it where its bots do
+                worker.control = worker.address
             worker.http = news.get("http", "")
             worker.ready = True
+            where = "joined from another host" if worker.remote else f"pid {worker.pid}"
             print(
-                f"arena serve: worker {worker.index} on {worker.address} (pid {worker.pid})",
+                f"arena serve: worker {worker.index} on {worker.address} ({where})",
                 file=sys.stderr,
                 flush=True,
             )

@@ -3,30 +3,36 @@
 :func:`open_workers_server` starts the workers (all at once: each takes seconds), then
 listens on the front address with the front's services and the same access gate and TLS
 as a single server; leaving the block stops the workers (their matches are cancelled and
-recorded, as Ctrl-C does on one process).
+recorded, as Ctrl-C does on one process). ``extend`` adds a layer above's services to the
+front (the competition's lobby and ``Competition``, :mod:`arena.competition.shards`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+import grpc
 import trio
 
 from arena.server.access import Access, AccessInterceptor
-from arena.server.app import SERVICES
+from arena.server.app import SERVICES, Extension
 from arena.server.bridge import GrpcServerConfig, open_grpc_server
 from arena.server.limits import Limits
 from arena.server.tls import ServerTls
 from arena.server.workers.front import FrontArena, FrontMatches, Workers
+from arena.server.workers.join import FrontWorkers
 from arena.server.workers.ledger import Ledger
 from arena.server.workers.pool import WorkerPool
 from arena.v1 import arena_pb2_grpc as pb_grpc
+
+# the front's extensions, made from its pool, ledger, nursery (for their tasks) and trio token
+Extend = Callable[[WorkerPool, Ledger, trio.Nursery, trio.lowlevel.TrioToken], list[Extension]]
 
 
 @dataclasses.dataclass
@@ -53,6 +59,7 @@ async def open_workers_server(
     shares: list[list[str]],
     advertise: str,
     http: str | None = None,
+    extend: Extend | None = None,
 ) -> AsyncIterator[WorkersServer]:
     """Serve ``count`` workers behind ``listen``. ``settings``: what every worker reads
     (:mod:`arena.cli.serve_worker`); ``shares[i]``: the records worker ``i`` resumes;
@@ -70,33 +77,55 @@ async def open_workers_server(
                 for index in range(count):
                     starting.start_soon(nursery.start, pool.supervise, index, shares[index])
             workers = Workers(pool, ledger)
+            token = trio.lowlevel.current_trio_token()
+            extensions = extend(pool, ledger, nursery, token) if extend else []
             gate = dataclasses.replace(access, is_seat_token=lambda t: ledger.seat(t) is not None)
             config = GrpcServerConfig(
                 address=listen,
-                service_names=SERVICES,
+                service_names=(*SERVICES, "arena.v1.Workers", *(e.name for e in extensions)),
                 options=limits.grpc_options(),
                 max_receive_message_bytes=limits.max_message_bytes,
                 maximum_concurrent_rpcs=limits.max_rpcs,
                 interceptors=(AccessInterceptor(gate),),
                 credentials=tls.credentials() if tls else None,
             )
-            registrations = [
+            registrations: list[Callable[[grpc.aio.Server], object]] = [
                 partial(pb_grpc.add_ArenaServicer_to_server, FrontArena(workers)),
                 partial(
                     pb_grpc.add_MatchesServicer_to_server,
                     FrontMatches(workers, limits.watches_per_client),
                 ),
+                partial(
+                    pb_grpc.add_WorkersServicer_to_server,
+                    FrontWorkers(pool, token, access.open, _remote_credentials(tls)),
+                ),
+                *(e.register for e in extensions),
             ]
             try:
                 async with open_grpc_server(registrations, config) as grpc_thread:
                     server = WorkersServer(grpc_thread.target, pool, ledger)
+                    for extension in extensions:
+                        if extension.run is not None:
+                            nursery.start_soon(extension.run)
                     if http is not None:
                         server.http_url = await _web(nursery, http, pool, ledger)
                     yield server
             finally:
+                for extension in extensions:
+                    if extension.closing is not None:
+                        extension.closing()
                 with trio.CancelScope(shield=True):
                     await pool.stop()
                 nursery.cancel_scope.cancel()  # the web side, if any
+
+
+def _remote_credentials(tls: ServerTls | None) -> grpc.ChannelCredentials | None:
+    """How the front calls a worker that joined from another host: TLS when the front
+    serves TLS, trusting its --tls-client-ca (else the system's roots); plaintext (then
+    only a worker on this host may join, :mod:`.join`)."""
+    if tls is None:
+        return None
+    return grpc.ssl_channel_credentials(root_certificates=tls.client_ca)
 
 
 async def _web(nursery: trio.Nursery, address: str, pool: WorkerPool, ledger: Ledger) -> str:
@@ -111,4 +140,4 @@ async def _web(nursery: trio.Nursery, address: str, pool: WorkerPool, ledger: Le
     return await start_front_http(nursery, address, front_app(pages, ledger.where))
 
 
-__all__ = ["WorkersServer", "open_workers_server"]
+__all__ = ["Extend", "WorkersServer", "open_workers_server"]

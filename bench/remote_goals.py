@@ -1,0 +1,125 @@
+"""``bench/remote.py``'s summary: each goal of issue 20 with its figure, its ratio and
+whether it is met (``before``: an earlier run's ``--json-out``, given as ``--baseline``).
+
+Kept apart so that ``remote.py`` reads as the experiment.
+"""
+
+from __future__ import annotations
+
+import math
+
+ISSUE_250_DPS = (1300, 1500)  # issue 20's "today" for 250 matches, when no --baseline
+
+
+def print_summary(g: dict[str, float], before: dict[str, float] | None) -> None:
+    def ratio(key: str) -> str:
+        if before is None or key not in before or key not in g:
+            return "—"
+        return f"{g[key] / before[key]:.2f}× before"
+
+    print("\nSummary — the goals of issue 20 (ratios within this run; 'before' from --baseline)")
+    rows = []
+    if "p50_arena_us" in g:
+        r = g["p50_arena_us"] / g["p50_raw4_us"]
+        rows.append(
+            (
+                "p50 latency vs raw grpc.aio, 4 clients",
+                f"{g['p50_arena_us']:.0f} µs",
+                f"{r:.2f}× raw4",
+                "≤ 1.5×",
+                r <= 1.5,
+                ratio("p50_arena_us"),
+            )
+        )
+        r = g["cpu_arena_us"] / g["cpu_raw4_us"]
+        rows.append(
+            (
+                "server CPU per decision vs raw per trip",
+                f"{g['cpu_arena_us']:.0f} µs",
+                f"{r:.2f}× raw4",
+                "≤ 1.5×",
+                r <= 1.5,
+                ratio("cpu_arena_us"),
+            )
+        )
+        # what the referee's own work allows: an edge and bridge that cost nothing
+        r = (g["cpu_floor_us"] + g["cpu_raw4_us"]) / g["cpu_raw4_us"]
+        rows.append(
+            (
+                "  bound: (in-process referee + raw) / raw",
+                f"{g['cpu_floor_us']:.0f} µs",
+                f"{r:.2f}× raw4",
+                "(for reading)",
+                True,
+                ratio("cpu_floor_us"),
+            )
+        )
+    if "load_dps" in g:
+        n = int(g["load_matches"])
+        if before is not None and "load_dps" in before:
+            ok, vs = g["load_dps"] >= 2 * before["load_dps"], ratio("load_dps")
+        else:  # the issue's figure for 250 matches on a quiet machine (load below 2)
+            low, high = ISSUE_250_DPS
+            ok = n >= 250 and g["load_dps"] >= 2 * high
+            vs = f"{g['load_dps'] / high:.2f}–{g['load_dps'] / low:.2f}× issue's {low:,}–{high:,}/s"
+        rows.append(
+            (f"{n} matches: decisions/s", f"{g['load_dps']:.0f}/s", "", "≥ 2× before", ok, vs)
+        )
+        rows.append(
+            (
+                f"{n} matches: p99",
+                f"{g['load_p99_ms']:.1f} ms",
+                "",
+                "≤ 50 ms",
+                g["load_p99_ms"] <= 50,
+                ratio("load_p99_ms"),
+            )
+        )
+        ok = before is None or g["load_rss_mib_per_match"] <= 1.1 * before.get(
+            "load_rss_mib_per_match", math.inf
+        )
+        rows.append(
+            (
+                f"{n} matches: RSS per match",
+                f"{g['load_rss_mib_per_match']:.2f} MiB",
+                "",
+                "not worse",
+                ok,
+                ratio("load_rss_mib_per_match"),
+            )
+        )
+        rows.append(
+            (
+                f"{n} matches: server CPU per decision",
+                f"{g['load_cpu_us']:.0f} µs",
+                "",
+                "",
+                True,
+                ratio("load_cpu_us"),
+            )
+        )
+        over = g["load_charged_over_think_ms"]
+        rows.append(
+            (
+                f"{n} matches: max charged − max think",
+                f"{over:.1f} ms",
+                "",
+                "≤ allowance 50 ms",
+                over <= 50,
+                ratio("load_charged_over_think_ms"),
+            )
+        )
+    ok = before is None or g["selfplay_dps"] >= 0.9 * before.get("selfplay_dps", 0)
+    rows.append(
+        (
+            "self-play decisions/s (random ×4)",
+            f"{g['selfplay_dps']:.0f}/s",
+            "",
+            "not slower",
+            ok,
+            ratio("selfplay_dps"),
+        )
+    )
+    for name, figure, within, goal, met, vs in rows:
+        verdict = "" if goal.startswith("(") else "met" if met else "NOT met"
+        print(f"  {name:<42}{figure:>12}{within:>12}  {goal:<18}{verdict:<9}{vs}")

@@ -1,0 +1,245 @@
+"""Where the server's CPU per decision goes: per thread, and (``--profile``) per function.
+
+Runs one arena match (``--deals``, default 6) on an embedded server (as ``arena serve``:
+``open_arena_server``) with four ``bench/bots/fallback_bot.py`` processes answering at
+once, and prints the server process's CPU per decision split by thread (read from
+``/proc/self/task``: the trio thread, the gRPC thread, grpc's own C threads). Beside it, in
+the same run and interleaved, the raw grpc.aio replay of the same messages to four
+clients (``bench/remote_kit.replay_raw``): its CPU per round trip is the yardstick of
+issue 20's CPU goal.
+
+``--profile`` adds a yappi CPU profile of every Python thread of the arena rounds (yappi is
+a measuring tool only, not a dependency: ``pip install yappi`` into the venv first), its
+top functions by own CPU time, per decision.
+
+    .venv/bin/python bench/server_cpu.py [--deals 6] [--rounds 3] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import sys
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import trio
+from remote_kit import BOT, ScriptSeat, Spawner, Step, die_with_parent, replay_raw
+
+from arena.cli.logs import configure_logging
+from arena.game import MatchSetup
+from arena.referee import Referee, TimeControl
+from arena.rules import RuleSet
+from arena.server.app import open_arena_server
+from arena.server.host import MatchSpec
+
+SEED = 7
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu() -> dict[str, float]:
+    """CPU seconds (user + system) of each thread of this process, by thread name
+    (numbered threads of one name are summed)."""
+    out: dict[str, float] = defaultdict(float)
+    named = {t.native_id: t.name for t in threading.enumerate()}
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        name = named.get(int(task.name), f"C: {name}")
+        out[_kind(name)] += (int(fields[11]) + int(fields[12])) / TICK
+        try:
+            status = (task / "status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.endswith("ctxt_switches:") or "ctxt_switches" in line:
+                key, value = line.split(":")
+                out[f"switches ({key.split('_')[0]}): {_kind(name)}"] += int(value)
+    return out
+
+
+def _kind(name: str) -> str:
+    if name.startswith("arena-grpc"):
+        return "grpc.aio thread (asyncio)"
+    if name == "MainThread":
+        return "main thread (trio)"
+    if name.startswith("Trio"):
+        return "trio worker threads"
+    return name.rstrip("0123456789")
+
+
+class GcTimer:
+    """CPU time the cyclic garbage collector takes (``gc.callbacks``), per generation."""
+
+    def __init__(self) -> None:
+        self.seconds = [0.0, 0.0, 0.0]
+        self.runs = [0, 0, 0]
+        self._began = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._began = time.thread_time()
+        else:
+            self.seconds[info["generation"]] += time.thread_time() - self._began
+            self.runs[info["generation"]] += 1
+
+
+def diff(after: dict[str, float], before: dict[str, float]) -> dict[str, float]:
+    return {k: after[k] - before.get(k, 0.0) for k in after}
+
+
+async def arena_round(rules: RuleSet, spawner: Spawner) -> tuple[int, dict[str, float], float]:
+    """(decisions, CPU s per thread, process CPU s) of one match."""
+    async with open_arena_server() as server:
+        hosted = server.host.create(MatchSpec(rules=rules, seed=SEED, time_control=TimeControl()))
+        argv = [sys.executable, str(BOT), "--server", server.target]
+        procs = [spawner.spawn([*argv, f"--token={t}"]) for t in hosted.tokens if t is not None]
+        before, cpu = thread_cpu(), time.process_time()
+        await hosted.done.wait()
+        cpu = time.process_time() - cpu
+        threads = diff(thread_cpu(), before)
+        await spawner.wait_all(procs)
+    assert hosted.referee is not None, hosted.error
+    return hosted.referee.decisions, threads, cpu
+
+
+async def main(args: argparse.Namespace) -> None:
+    rules = RuleSet.from_mapping({"deals": args.deals})
+    for _warm in range(2):  # the second run is timed: the first pays for first calls
+        script: list[Step] = []
+        seats = [ScriptSeat(s, script) for s in range(4)]
+        floor = Referee("capture", MatchSetup(rules, SEED), seats, TimeControl())
+        floor_cpu = time.process_time()
+        await floor.run()
+        floor_us = (time.process_time() - floor_cpu) / floor.decisions * 1e6
+    yappi: Any = None
+    if args.profile:
+        import yappi  # a measuring tool, only with --profile (not a dependency)
+
+        yappi.set_clock_type("cpu")
+    totals: dict[str, float] = defaultdict(float)
+    threads: dict[str, float] = defaultdict(float)
+    decisions = 0
+    raw_cpu, raw_trips = 0.0, 0
+    gc_timer = GcTimer()
+    gc_count, gc_time = [0, 0, 0], [0.0, 0.0, 0.0]
+    print(f"load average before: {_load()}")
+    with Spawner() as spawner:
+        for r in range(args.rounds):
+            order = ("arena", "raw") if r % 2 == 0 else ("raw", "arena")
+            for path in order:
+                if args.only and path != args.only:
+                    continue
+                if path == "raw":
+                    latencies, _, cpu = await replay_raw(script, 4, spawner, verdicts=False)
+                    raw_cpu += cpu
+                    raw_trips += len(latencies)
+                    continue
+                if yappi is not None:
+                    yappi.start(builtins=False, profile_threads=True)
+                gc_runs = list(gc_timer.runs), list(gc_timer.seconds)
+                n, per_thread, cpu = await arena_round(rules, spawner)
+                for g in range(3):
+                    gc_count[g] += gc_timer.runs[g] - gc_runs[0][g]
+                    gc_time[g] += gc_timer.seconds[g] - gc_runs[1][g]
+                if yappi is not None:
+                    yappi.stop()
+                decisions += n
+                totals["process"] += cpu
+                for k, v in per_thread.items():
+                    threads[k] += v
+    raw_us = raw_cpu / raw_trips * 1e6 if raw_trips else float("nan")
+    arena_us = totals["process"] / decisions * 1e6 if decisions else float("nan")
+    print(f"{decisions} arena decisions, {raw_trips} raw round trips, {args.rounds} rounds each")
+    print(f"  arena server CPU per decision {arena_us:.0f} µs = {arena_us / raw_us:.2f}× raw")
+    print(f"  raw grpc.aio (4 clients) CPU per round trip {raw_us:.0f} µs")
+    print(f"  in-process seats (referee + request_to_pb, no network) {floor_us:.0f} µs")
+    for name, seconds in sorted(threads.items(), key=lambda kv: -kv[1]):
+        if name.startswith("switches"):
+            continue
+        print(f"    {name:<34}{seconds / decisions * 1e6:>8.0f} µs")
+    gcs = ", ".join(
+        f"gen{g} {gc_count[g] / decisions:.2f}/dec {gc_time[g] / decisions * 1e6:.0f} µs"
+        for g in range(3)
+    )
+    print(f"  cyclic GC per decision (arena rounds): {gcs}")
+    print("  context switches per decision:")
+    for name, count in sorted(threads.items(), key=lambda kv: -kv[1]):
+        if name.startswith("switches") and count / decisions >= 0.05:
+            print(f"    {name:<60}{count / decisions:>6.2f}")
+    print(f"load average after: {_load()}")
+    if yappi is not None:
+        _print_profile(yappi, decisions, args.top)
+    if args.json_out:
+        figures = {"arena_us": arena_us, "raw_us": raw_us, "threads": threads}
+        Path(args.json_out).write_text(json.dumps(figures))
+
+
+def _area(module: str) -> str:
+    """A function's part of the server, by its file."""
+    path = Path(module)
+    parts = path.parts
+    if "arena" in parts and "site-packages" not in parts:
+        i = len(parts) - 1 - parts[::-1].index("arena")
+        return "/".join(parts[i : i + 2]) if parts[i + 1 : i + 2] != (path.name,) else "arena"
+    for lib in ("trio", "asyncio", "grpc", "structlog", "google", "outcome", "sniffio"):
+        if lib in parts:
+            return lib
+    return path.name
+
+
+def _print_profile(yappi: Any, decisions: int, top: int) -> None:
+    names = {t.id: t.name for t in yappi.get_thread_stats()}
+    areas: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for tid, tname in names.items():
+        for s in yappi.get_func_stats(filter={"ctx_id": tid}):
+            areas["trio thread" if tname == "_MainThread" else "asyncio thread"][
+                _area(s.module)
+            ] += s.tsub
+    for thread, by_area in areas.items():
+        total = sum(by_area.values())
+        print(f"\n  {thread}: own Python time by area, share of the thread's profiled time")
+        for area, seconds in sorted(by_area.items(), key=lambda kv: -kv[1])[:14]:
+            print(f"    {area:<28}{seconds / total * 100:6.1f}%")
+    for tid, tname in names.items():
+        stats = yappi.get_func_stats(filter={"ctx_id": tid})
+        rows = sorted(stats, key=lambda s: -s.tsub)
+        total = sum(s.tsub for s in rows)
+        if total / decisions * 1e6 < 5:
+            continue
+        print(f"\n  thread {tname}: {total / decisions * 1e6:.0f} µs of Python per decision")
+        for s in rows[:top]:
+            where = f"{Path(s.module).name}:{s.lineno} {s.name}"
+            own, incl = s.tsub / decisions * 1e6, s.ttot / decisions * 1e6
+            print(f"    {own:7.1f} own {incl:7.1f} incl  {s.ncall / decisions:6.2f}/dec  {where}")
+
+
+def _load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def parse() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--deals", type=int, default=6)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--profile", action="store_true", help="yappi, every thread")
+    parser.add_argument("--top", type=int, default=25, help="functions listed per thread")
+    parser.add_argument("--json-out", default=None)
+    parser.add_argument("--only", choices=["arena", "raw"], default=None, help="one path")
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    configure_logging("error")
+    die_with_parent()
+    trio.run(main, parse())

@@ -144,7 +144,7 @@ class Soak:
                         self.fail(where, f"illegal fallback {action}")
                 match.answer(seat, action)
                 answers.append((seat, action))
-                problem = check_cards(match.deal)
+                problem = check_cards(match.snapshot().deal)
                 if problem:
                     self.fail(where, problem)
             for event in match.events[seen:]:
@@ -171,7 +171,7 @@ class Soak:
 
     def request(self, match: MatchMachine, request: Any, where: str) -> None:
         """What a seat is sent: its own hand, the kitty only as dealer after pickup."""
-        deal, seat, view = match.deal.snapshot(), request.seat, request.view
+        deal, seat, view = match.snapshot().deal, request.seat, request.view
         if Counter(view.hand) != Counter(deal.hands[seat]):
             self.fail(where, f"seat {seat}'s view hand differs from its hand")
         allowed = deal.phase is Phase.OVER or (

@@ -93,7 +93,7 @@ def play_all(match: MatchMachine, answers: Iterable[tuple[int, Action]]) -> None
 
 def snapshot(match: MatchMachine) -> dict[str, Any]:
     """Everything observable about a match and its current deal, deep-copied."""
-    deal = match.deal
+    deal = vars(match)["_deal"]  # the live deal machine, private to the match
     # the private state itself (the cached snapshot aside: judging an answer may make it)
     private = vars(deal)["_s"]
     state = {f: copy.deepcopy(getattr(private, f)) for f in private.__slots__ if f != "order"}

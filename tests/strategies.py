@@ -6,6 +6,15 @@ deck's order, the hand size, trump and level, the dealer, the lead, each answer 
 deal — so a failure shrinks to few cards, the deck in its plain order, single leads and
 the first legal answer, and hypothesis prints it as a position in the text form
 (docs/position.md) that a test can start from.
+
+A shuffled deck alone rarely puts a pair in a small hand, so :func:`positions` also
+draws a *rich lane* (any effective suit, trumps included) and, per seat, a run of that
+lane's cards in order (copies side by side: pairs and tractors) dealt before the rest
+(the leader's run shrinks to its whole hand, the others' to none);
+:func:`leads` then leads a unit of it, a single card, a throw of several units or any
+set of one suit. Both shrink to the plain deal and a single card.
+``lead_kind`` names what a lead is, for ``hypothesis.event`` statistics
+(``pytest --hypothesis-show-statistics``).
 """
 
 from __future__ import annotations
@@ -22,12 +31,15 @@ from arena.rules import (
     SEATS,
     SUITED_RANKS,
     SUITS,
+    TRUMP_LANE,
     Card,
     Position,
     RuleSet,
     Trump,
     apply_play,
+    card_order,
     deck,
+    decompose,
     legal_burials,
     legal_plays,
 )
@@ -53,18 +65,48 @@ def decks(rules: RuleSet) -> st.SearchStrategy[list[Card]]:
     return st.permutations(deck(rules.decks))
 
 
+LEAD_STYLES = ("single", "unit", "unit", "throw", "throw", "any")
+"""How :func:`leads` picks a lead, simplest first (what a failure shrinks to); a unit
+and a throw twice as often as the others."""
+
+
 @st.composite
-def leads(draw: st.DrawFn, position: Position) -> tuple[Card, ...]:
-    """A lead for the seat to play: some cards of one effective suit of its hand (a
-    single unit, or a throw, which may fail)."""
+def leads(draw: st.DrawFn, position: Position, lane: int | None = None) -> tuple[Card, ...]:
+    """A lead for the seat to play, of ``lane`` if it holds some (else a drawn suit):
+    a single card, one unit (a pair or a tractor when it has one), a throw of several
+    units (which may fail), or any cards of one suit."""
     hand, order = position.hand(position.turn), position.order
-    lanes = sorted({order.lane_of(c) for c in hand})
-    lane = draw(st.sampled_from(lanes))
-    suited = order.sort([c for c in hand if order.lane_of(c) == lane])
-    picked = draw(
-        st.lists(st.sampled_from(range(len(suited))), min_size=1, max_size=8, unique=True)
+    lanes = sorted({order.lane_of(c) for c in hand}, key=lambda held: held != lane)
+    led = (
+        lanes[0]
+        if draw(st.sampled_from((True, True, True, False)))
+        else draw(st.sampled_from(lanes))
     )
+    suited = order.sort([c for c in hand if order.lane_of(c) == led])
+    style = draw(st.sampled_from(LEAD_STYLES))
+    if style == "single":
+        return (suited[draw(picks(len(suited)))],)
+    units = sorted(decompose(suited, order), key=lambda u: -u.size)  # biggest first
+    if style == "unit" or (style == "throw" and len(units) == 1):
+        shaped = [u for u in units if u.size > 1] or units  # a pair or tractor if held
+        return shaped[draw(picks(len(shaped)))].cards
+    if style == "throw":
+        chosen = draw(st.lists(picks(len(units)), min_size=2, max_size=4, unique=True))
+        return tuple(c for i in sorted(chosen) for c in units[i].cards)
+    picked = draw(st.lists(picks(len(suited)), min_size=1, max_size=8, unique=True))
     return tuple(suited[i] for i in sorted(picked))
+
+
+def lead_kind(position: Position) -> str:
+    """What the trick's lead is: ``single``, ``pair``, ``tractor`` or ``throw`` (of
+    trumps: ``trump …``), or ``none`` when nobody has led."""
+    lead = position.lead
+    if lead is None:
+        return "none"
+    order = position.order
+    units = decompose(lead, order)
+    kind = "throw" if len(units) > 1 else units[0].kind
+    return f"trump {kind}" if order.lane_of(lead[0]) == TRUMP_LANE else kind
 
 
 @st.composite
@@ -77,19 +119,42 @@ def positions(
 ) -> Position:
     """A position in the middle of a trick: four hands of equal size (the rest of the
     deck forms the kitty and the cards played before), a trump, a dealer, and ``plays``
-    plays of the trick so far (a drawn lead, then legal follows)."""
+    plays of the trick so far (a drawn lead, then legal follows). Each hand starts with
+    a drawn run of the rich lane's cards in order (see the module doc)."""
     rules = rules if rules is not None else draw(rule_sets)
-    cards = draw(decks(rules))
-    size = draw(st.integers(1, min(max_hand, rules.hand_size)))
-    h0, h1, h2, h3 = (tuple(cards[i * size : (i + 1) * size]) for i in range(4))
+    pool = list(draw(decks(rules)))
+    size = draw(st.sampled_from(range(1, min(max_hand, rules.hand_size) + 1)))  # uniform
     trump = draw(trumps)
-    kitty = tuple(cards[4 * size : 4 * size + rules.kitty_size])
+    order = card_order(trump, rules)
+    rich = draw(st.sampled_from(sorted({order.lane_of(c) for c in pool})))
+    in_lane = order.sort([c for c in pool if order.lane_of(c) == rich])
+    hands: list[tuple[Card, ...]] = [(), (), (), ()]
+    dealer, leader = draw(seats), draw(seats)
+    for seat in (leader, *(s for s in range(4) if s != leader)):  # the leader picks first
+        runs = range(min(size, len(in_lane)) + 1)  # uniform: long runs too; the leader's
+        run = draw(st.sampled_from(runs if seat != leader else runs[::-1]))  # longest first
+        faces = [
+            i for i, c in enumerate(in_lane)
+            if (i == 0 or in_lane[i - 1] is not c) and i + run <= len(in_lane)
+        ] or [0]  # fmt: skip
+        start = draw(st.sampled_from(faces))  # at a face: its copies come in together
+        taken = in_lane[start : start + run]
+        del in_lane[start : start + run]
+        for card in taken:
+            pool.remove(card)
+        rest, pool = pool[: size - run], pool[size - run :]
+        for card in rest:
+            if order.lane_of(card) == rich:
+                in_lane.remove(card)
+        hands[seat] = (*taken, *rest)
+    h0, h1, h2, h3 = hands
+    kitty = tuple(pool[: rules.kitty_size])
     position = Position(
-        (h0, h1, h2, h3), trump.level, trump, draw(seats), kitty, draw(seats), rules=rules
-    )
+        (h0, h1, h2, h3), trump.level, trump, dealer, kitty, leader, rules=rules
+    ).knowing(order)
     for i in range(draw(plays if plays is not None else st.integers(0, 3))):
         if i == 0:
-            position = apply_play(position, draw(leads(position)))
+            position = apply_play(position, draw(leads(position, rich)))
         else:
             options = list(itertools.islice(legal_plays(position), CHOICES))
             position = apply_play(position, draw(st.sampled_from(options)))
@@ -107,7 +172,7 @@ def candidates(match: MatchMachine, decision: Decision) -> Iterator[Action]:
         yield from decision.options
         return
     yield match.fallback(decision.seat)
-    position = match.deal.position
+    position = match.position
     more = legal_burials(position) if decision.kind is Kind.BURY else legal_plays(position)
     yield from itertools.islice(more, CHOICES)
 
@@ -120,17 +185,19 @@ def picks(n: int) -> st.SearchStrategy[int]:
 
 def junk(draw: st.DrawFn, match: MatchMachine, decision: Decision) -> Action:
     """A drawn handful of the seat's cards: mostly illegal, sometimes not."""
-    hand = match.deal.snapshot().hands[decision.seat]
+    hand = match.snapshot().deal.hands[decision.seat]
     picked = draw(st.lists(st.sampled_from(range(len(hand))), max_size=4, unique=True))
     return tuple(hand[i] for i in sorted(picked))
 
 
 __all__ = [
     "CHOICES",
+    "LEAD_STYLES",
     "VARIANTS",
     "candidates",
     "decks",
     "junk",
+    "lead_kind",
     "leads",
     "picks",
     "positions",

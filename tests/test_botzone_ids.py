@@ -109,9 +109,9 @@ def _parse(wanted: list[str]) -> list[Any]:
 @given(st.integers(min_value=0, max_value=2**32))
 def test_every_deal_maps_each_physical_card_to_one_id(seed: int) -> None:
     tables, match = play_deal(seed)
-    dealer = match.deal.snapshot().dealer
+    dealer = match.snapshot().deal.dealer
     assert dealer is not None
-    dealt = match.deal.snapshot().deck
+    dealt = match.snapshot().deal.deck
     for seat, table in enumerate(tables):
         used = table.ids.used
         assert all(face_of(i) is card for i, card in used.items())

@@ -129,7 +129,7 @@ def brute_mask(choice: Choice) -> set[int] | None:
 
 def check_observation(table: Table, seat: int, obs: Any) -> None:
     """Every card plane equals the truth the seat may know: no hidden card, nothing missed."""
-    deal, match = table.match.deal.snapshot(), table.match
+    deal, match = table.match.snapshot().deal, table.match
 
     def plane(name: str, rel: int = 0) -> Counter[Card]:
         at = OFFSET[name] + rel * 54
@@ -194,7 +194,7 @@ def play(
         if done is not None:
             answers.append((seat, done))
             if not table.finished:
-                assert check_cards(table.match.deal) is None
+                assert check_cards(table.match.snapshot().deal) is None
     for event in table.match.events:
         if isinstance(event, TrickWon):
             trick_points += event.points

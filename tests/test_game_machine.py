@@ -71,7 +71,7 @@ def find(kind: Kind, lead: bool | None, build: Builder) -> tuple[MatchMachine, D
 
 
 def hand(match: MatchMachine, seat: int) -> list[Card]:
-    return list(match.deal.snapshot().hands[seat])
+    return list(match.snapshot().deal.hands[seat])
 
 
 def not_held(match: MatchMachine, seat: int) -> Card:
@@ -80,7 +80,7 @@ def not_held(match: MatchMachine, seat: int) -> Card:
 
 
 def lane(match: MatchMachine, card: Card) -> int:
-    order = match.deal.snapshot().order
+    order = match.snapshot().deal.order
     assert order is not None
     return order.lane[card.index]
 
@@ -89,7 +89,7 @@ def lane(match: MatchMachine, card: Card) -> int:
 
 
 def bid_not_held(m: MatchMachine, d: Decision) -> Action | None:
-    level = m.deal.snapshot().level
+    level = m.snapshot().deal.level
     held = Counter(hand(m, d.seat))
     face = next((c for c in CARDS if c.rank == level and held[c] == 0), None)
     return (face,) if face else None
@@ -97,7 +97,7 @@ def bid_not_held(m: MatchMachine, d: Decision) -> Action | None:
 
 def bid_not_a_bid(m: MatchMachine, d: Decision) -> Action | None:
     card = next(
-        (c for c in hand(m, d.seat) if c.rank != m.deal.snapshot().level and not c.is_joker), None
+        (c for c in hand(m, d.seat) if c.rank != m.snapshot().deal.level and not c.is_joker), None
     )
     return (card,) if card else None
 
@@ -109,20 +109,20 @@ def bid_single_joker(m: MatchMachine, d: Decision) -> Action | None:
 
 def bid_mixed(m: MatchMachine, d: Decision) -> Action | None:
     levels = sorted(
-        {c for c in hand(m, d.seat) if c.rank == m.deal.snapshot().level}, key=lambda c: c.index
+        {c for c in hand(m, d.seat) if c.rank == m.snapshot().deal.level}, key=lambda c: c.index
     )
     return (levels[0], levels[1]) if len(levels) >= 2 else None
 
 
 def bid_too_weak(m: MatchMachine, d: Decision) -> Action | None:
     """A bid shape the seat holds that does not beat another seat's winning bid."""
-    winning = m.deal.snapshot().winning
+    winning = m.snapshot().deal.winning
     return _held_non_option(m, d) if winning and winning.seat != d.seat else None
 
 
 def bid_overturn_self(m: MatchMachine, d: Decision) -> Action | None:
     """The winning seat shows a different bid instead of reinforcing its own."""
-    winning = m.deal.snapshot().winning
+    winning = m.snapshot().deal.winning
     if not winning or winning.seat != d.seat:
         return None
     option = _held_non_option(m, d)
@@ -134,7 +134,7 @@ def _held_non_option(m: MatchMachine, d: Decision) -> Action | None:
     for face, n in counts.items():
         for k in range(1, n + 1):
             option = (face,) * k
-            if is_bid_shape(option, m.deal.snapshot().level) and option not in d.options:
+            if is_bid_shape(option, m.snapshot().deal.level) and option not in d.options:
                 return option
     return None
 
@@ -354,7 +354,7 @@ def test_a_fixed_number_of_deals(seed: int) -> None:
 
 def test_forfeit_ends_the_match() -> None:
     match = MatchMachine(MatchSetup(RuleSet(), 3))
-    Script().run(match, until=lambda m: m.deal.phase is Phase.PLAYING)
+    Script().run(match, until=lambda m: m.snapshot().deal.phase is Phase.PLAYING)
     events = match.forfeit(1, "too many faults")
     assert events == [
         MatchEnded(0, (Rank.TWO, Rank.TWO), 0, Termination.FORFEIT, 1, "too many faults")
@@ -377,9 +377,9 @@ def test_penalties_are_settled_at_the_deal_end(offender: str) -> None:
     def run(penalty: int) -> tuple[DealEnded, list[PenaltyApplied]]:
         match = MatchMachine(MatchSetup(RuleSet(deals=1), 21))
         script = Script(policy=lambda m, d: d.options[0] if d.options else None)
-        script.run(match, until=lambda m: m.deal.phase is Phase.PLAYING)
+        script.run(match, until=lambda m: m.snapshot().deal.phase is Phase.PLAYING)
         dealer_team = (
-            match.deal.snapshot().dealer % 2 if match.deal.snapshot().dealer is not None else 0
+            match.snapshot().deal.dealer % 2 if match.snapshot().deal.dealer is not None else 0
         )
         team = dealer_team if offender == "dealer" else 1 - dealer_team
         if penalty:
@@ -401,3 +401,21 @@ def test_penalties_are_settled_at_the_deal_end(offender: str) -> None:
 def test_a_deck_of_the_wrong_size_is_refused() -> None:
     with pytest.raises(StateError, match="needs 108 cards"):
         MatchMachine(MatchSetup(RuleSet(), 0, {1: list(CARDS)}))
+
+
+def test_the_machines_show_no_mutable_state() -> None:
+    """Both machines keep their state private: what a reader may touch is a read-only
+    property or a ``Final`` value, and the snapshot is made once per change."""
+    match = MatchMachine(MatchSetup(seed=3))
+    public = {name for name in vars(match) if not name.startswith("_")}
+    assert public == {"setup", "rules", "events", "first_seat"}  # Final: never reassigned
+    for name in ("levels", "dealer", "deals_played", "result", "decks", "position"):
+        with pytest.raises(AttributeError):
+            setattr(match, name, None)
+    deal = vars(match)["_deal"]
+    assert {name for name in vars(deal) if not name.startswith("_")} == {"rules", "deal", "events"}
+    first = match.snapshot()
+    assert match.snapshot() is first  # cached until the next change
+    decision = match.pending()[0]
+    match.answer(decision.seat, match.fallback(decision.seat))
+    assert match.snapshot() is not first and match.snapshot().deal is deal.snapshot()

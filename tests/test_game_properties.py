@@ -88,7 +88,7 @@ def play(
 @given(data=st.data(), rules=variants)
 def test_every_card_is_in_exactly_one_place(data: st.DataObject, rules: dict[str, Any]) -> None:
     def cards_accounted(m: MatchMachine, d: Decision, a: Action, e: list[Event]) -> None:
-        assert check_cards(m.deal) is None
+        assert check_cards(m.snapshot().deal) is None
 
     play(data, rules, after=cards_accounted)
 
@@ -131,7 +131,7 @@ def test_seats_see_only_what_they_may(data: st.DataObject) -> None:
 
     def redacted(m: MatchMachine, d: Decision, a: Action, _: list[Event]) -> None:
         new, seen[0] = m.events[seen[0] :], len(m.events)
-        deal = m.deal.snapshot()
+        deal = m.snapshot().deal
         over = deal.phase is Phase.OVER
         for seat in range(4):
             view = seat_view(m, seat)

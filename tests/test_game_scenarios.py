@@ -49,14 +49,14 @@ def no_hearts(card: Any) -> bool:
 
 def bid_first_offer(match: MatchMachine, decision: Decision) -> tuple[Any, ...] | None:
     """A policy: in deal 1, every seat bids the first option it is offered."""
-    if decision.kind is Kind.BID and match.deal.deal == 1 and decision.options:
+    if decision.kind is Kind.BID and match.snapshot().deal.deal == 1 and decision.options:
         return decision.options[0]
     return None
 
 
 def only_in_deal(number: int, policy: Callable[..., Any]) -> Callable[..., Any]:
     def limited(match: MatchMachine, decision: Decision) -> Any:
-        return policy(match, decision) if match.deal.deal == number else None
+        return policy(match, decision) if match.snapshot().deal.deal == number else None
 
     return limited
 
@@ -69,8 +69,8 @@ def test_failed_throw_by_the_dealer() -> None:
     _, kitty = hands_of(deck)
     match = match_on(deck)
     script = Script(bids={0: ["2S"]}, bury={0: " ".join(c.code for c in kitty)})
-    script.run(match, until=lambda m: m.deal.phase is Phase.PLAYING)
-    assert match.deal.snapshot().dealer == 0
+    script.run(match, until=lambda m: m.snapshot().deal.phase is Phase.PLAYING)
+    assert match.snapshot().deal.dealer == 0
     events = match.answer(0, cards("AH QH"))
     (failed,) = of_type(events, ThrowFailed)
     assert failed == ThrowFailed(
@@ -79,13 +79,13 @@ def test_failed_throw_by_the_dealer() -> None:
     assert of_type(events, CardsPlayed) == [CardsPlayed(0, 1, tuple(cards("QH")))]
     for seat in range(4):
         assert seat_view(match, seat).revealed == (tuple(cards("AH")), (), (), ())
-    assert cards("AH")[0] in match.deal.snapshot().hands[0]
+    assert cards("AH")[0] in match.snapshot().deal.hands[0]
     assert match.pending()[0].count == 1  # the next seat follows the forced unit
     script.run(match)
     (ended,) = of_type(match.events, DealEnded)
     assert ended.penalty_points == 10
     assert ended.attacker_points == ended.trick_points + ended.kitty_bonus + 10
-    assert match.deal.snapshot().revealed[0] == ()  # AH has been played since
+    assert match.snapshot().deal.revealed[0] == ()  # AH has been played since
 
 
 def test_failed_throw_by_an_attacker_costs_the_attackers() -> None:
@@ -133,7 +133,7 @@ def test_trumping_and_overtrumping_a_throw(ruff1: str, ruff3: str, winner: int) 
         bury={0: " ".join(c.code for c in kitty)},
         plays={0: ["AH AH KH"], 1: [ruff1], 3: [ruff3]},
     )
-    events = script.run(match, until=lambda m: m.deal.trick > 1)
+    events = script.run(match, until=lambda m: m.snapshot().deal.trick > 1)
     assert not of_type(events, ThrowFailed)
     assert of_type(events, CardsPlayed)[0] == CardsPlayed(0, 1, tuple(cards("AH AH KH")))
     (won,) = of_type(events, TrickWon)
@@ -179,9 +179,9 @@ def test_no_bid_in_the_first_deal_redeals() -> None:
     seed = SEED_FOR_FIRST_SEAT[2]
     match = MatchMachine(MatchSetup(ONE_DEAL, seed, {1: stack(["2S", "2H 2H"], first=2)}))
     script = Script(
-        policy=lambda m, d: bid_first_offer(m, d) if m.deal.snapshot().attempt == 1 else None
+        policy=lambda m, d: bid_first_offer(m, d) if m.snapshot().deal.attempt == 1 else None
     )
-    events = script.run(match, until=lambda m: m.deal.phase is not Phase.BIDDING)
+    events = script.run(match, until=lambda m: m.snapshot().deal.phase is not Phase.BIDDING)
     assert {s for s, kind, _ in script.log if kind is Kind.BID} >= {0, 1}  # they passed
     (redealt,) = of_type(match.events, Redealt)
     assert redealt.attempt == 1
@@ -202,13 +202,13 @@ def test_a_first_deal_where_nobody_can_bid_is_redealt_at_once() -> None:
     # The eight 2s go to the kitty and each seat gets one joker: no window ever opens.
     match = MatchMachine(MatchSetup(ONE_DEAL, 1, {1: stack([], "2S 2S 2H 2H 2C 2C 2D 2D")}))
     assert [r.attempt for r in of_type(match.events, Redealt)] == [1]
-    assert match.deal.snapshot().attempt == 1 and match.pending()
+    assert match.snapshot().deal.attempt == 1 and match.pending()
 
 
 def test_three_redeals_then_the_first_seat_deals_and_the_kitty_decides() -> None:
     seed = SEED_FOR_FIRST_SEAT[3]
     match = MatchMachine(MatchSetup(ONE_DEAL, seed))
-    Script().run(match, until=lambda m: m.deal.phase is not Phase.BIDDING)
+    Script().run(match, until=lambda m: m.snapshot().deal.phase is not Phase.BIDDING)
     assert [r.attempt for r in of_type(match.events, Redealt)] == [1, 2, 3]
     assert [s.attempt for s in of_type(match.events, DealStarted)] == [0, 1, 2, 3]
     kitty = shuffled_deck(seed, 1, 3)[100:]
@@ -216,7 +216,7 @@ def test_three_redeals_then_the_first_seat_deals_and_the_kitty_decides() -> None
     suit = kitty[0].suit
     assert (declared.source, declared.dealer, declared.bidder) == ("redeal_fallback", 3, None)
     assert (declared.suit, declared.revealed, declared.level) == (suit, (kitty[0],), Rank.TWO)
-    assert match.deal.snapshot().dealer == 3 and match.pending()[0] == Decision(
+    assert match.snapshot().deal.dealer == 3 and match.pending()[0] == Decision(
         3, Kind.BURY, count=8
     )
 
@@ -314,8 +314,8 @@ def test_attackers_taking_over_at_a_must_defend_it_first() -> None:
     assert (ended.winner, ended.levels_gained, ended.levels) == ("attackers", 3, (Rank.ACE,) * 2)
     assert not match.finished  # they stop at A and must now defend it as dealers
     assert (
-        match.deal.snapshot().dealer == (ended.dealer + 1) % 4
-        and match.deal.snapshot().level is Rank.ACE
+        match.snapshot().deal.dealer == (ended.dealer + 1) % 4
+        and match.snapshot().deal.level is Rank.ACE
     )
 
 
@@ -345,7 +345,7 @@ def test_must_defend_levels_and_the_level_cap(
 
 
 def dealt(match: MatchMachine) -> int:
-    return len(of_type(match.deal.events, CardDealt))
+    return 4 * match.snapshot().deal.dealt  # a CardDealt per card, four a round
 
 
 @pytest.mark.parametrize(("first", "applied"), [(0, [1]), (2, [3])])
@@ -363,8 +363,8 @@ def test_simultaneous_bids_apply_in_order_from_the_first_seat(
         (s, tuple(cards("2H" if s == 1 else "2C"))) for s in applied
     ]
     assert (
-        match.deal.snapshot().winning is not None
-        and match.deal.snapshot().winning.seat == applied[0]
+        match.snapshot().deal.winning is not None
+        and match.snapshot().deal.winning.seat == applied[0]
     )
     assert dealt(match) > 4  # the window closed and dealing went on
 
@@ -376,7 +376,7 @@ def test_a_stronger_bid_in_the_same_window_overturns_the_earlier_one() -> None:
     match.answer(3, cards("SJ SJ"))
     events = match.answer(1, cards("2H"))
     assert [e.seat for e in of_type(events, BidMade)] == [1, 3]
-    assert match.deal.snapshot().winning == Bid(3, tuple(cards("SJ SJ")))
+    assert match.snapshot().deal.winning == Bid(3, tuple(cards("SJ SJ")))
 
 
 def test_the_winning_seat_may_only_reinforce() -> None:

@@ -209,7 +209,7 @@ def test_a_request_holds_nothing_of_the_live_match_and_its_fallback_stays() -> N
     while not core.finished:
         decision = core.match.pending()[0]
         ask = core.ask(decision, 0.0)
-        request, deal = ask.request, core.match.deal
+        request, deal = ask.request, vars(core.match)["_deal"]
         live = {id(core.match), id(deal), id(core.match.events), *map(id, vars(deal)["_s"].hands)}
         assert not live & reachable(request), f"request {ask.seq} reaches the live match"
         before = core.match.fallback(decision.seat)

@@ -17,9 +17,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from hypothesis import HealthCheck, find, given, settings
+from hypothesis import HealthCheck, event, find, given, settings
 from hypothesis import strategies as st
-from strategies import leads, positions, rule_sets
+from strategies import lead_kind, leads, positions, rule_sets
 
 from arena.rules import (
     SUITED_RANKS,
@@ -29,8 +29,12 @@ from arena.rules import (
     RuleSet,
     advance,
     apply_play,
+    check_bury,
     check_play,
     decompose,
+    fallback_burial,
+    fallback_play,
+    follow_with,
     legal_plays,
     perft,
 )
@@ -49,6 +53,7 @@ def test_text_form_round_trips(position: Position) -> None:
 @FAST
 @given(positions(max_hand=SMALL))
 def test_legal_plays_are_exactly_the_plays_check_play_accepts(position: Position) -> None:
+    event(lead_kind(position))
     hand = position.hand(position.turn)
     generated = list(legal_plays(position))
     assert generated and len(generated) == len(set(generated))
@@ -134,6 +139,31 @@ def test_advancing_in_two_steps_is_advancing_once_without_a_stop(
         assert advance(mid, b, as_dealer, rules) == (once, won)
     if not won and once - level < a + b:  # the climb stopped short: at a level to defend
         assert once in rules.must_defend or once is Rank.ACE
+
+
+@FAST
+@given(positions(max_hand=SMALL), st.randoms(use_true_random=False))
+def test_the_constructed_plays_are_among_the_legal_ones(
+    position: Position, rng: random.Random
+) -> None:
+    """The referee's fallback and a random bot's follow (``follow_with``) are plays
+    ``legal_plays`` lists; the fallback burial is one ``check_bury`` accepts."""
+    event(lead_kind(position))
+    legal = set(legal_plays(position))
+    fallback = fallback_play(position)
+    assert tuple(sorted(fallback, key=lambda c: c.index)) in legal
+    if position.lead is not None:
+        chosen = follow_with(position, rng.choice)
+        assert tuple(sorted(chosen, key=lambda c: c.index)) in legal
+        return
+    dealer = position.dealer
+    assert dealer is not None and position.kitty is not None
+    hands = list(position.hands)
+    hands[dealer] = (*position.hand(dealer), *position.kitty)  # the dealer took the kitty
+    h0, h1, h2, h3 = hands
+    taken = dataclasses.replace(position, hands=(h0, h1, h2, h3), plays=())
+    burial = fallback_burial(taken)
+    assert check_bury(taken, burial) and len(burial) == position.rules.kitty_size
 
 
 def test_failures_shrink_to_small_positions() -> None:

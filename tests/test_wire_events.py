@@ -277,7 +277,7 @@ def test_every_view_field_reaches_the_wire() -> None:
                 request = feed.request(decision)
                 _set_fields(convert.view_to_pb(request.view), "View", seen)
                 match.answer(decision.seat, bots[decision.seat].decide(request))
-                if match.deal.trick == 3 and not match.deal.snapshot().team_penalties[1]:
+                if match.snapshot().deal.trick == 3 and not match.snapshot().deal.team_penalties[1]:
                     match.penalize(1, 10, "a test")
     assert _all_fields(pb.View.DESCRIPTOR, "View") - seen == set()
 

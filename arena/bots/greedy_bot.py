@@ -16,8 +16,8 @@ from arena.rules import (
     Seat,
     cheapness,
     decompose,
-    fallback_bury,
-    legal_follow,
+    fallback_burial,
+    follow_with,
     legal_plays,
     trick_winner,
 )
@@ -36,7 +36,7 @@ class GreedyBot:
             return self._bid(request)
         order = order_for(request)
         if decision.kind is Kind.BURY:
-            return tuple(fallback_bury(hand, decision.count, order))
+            return fallback_burial(request.position)
         if not decision.lead:
             return tuple(self._lead(hand, order))
         return tuple(self._follow(request, hand, order))
@@ -73,7 +73,8 @@ class GreedyBot:
 
     def _follow(self, request: Request, hand: list[Card], order: CardOrder) -> list[Card]:
         decision = request.decision
-        low = legal_follow(decision.lead, hand, order)
+        position = request.position
+        low = list(follow_with(position))
         current = request.view.current
         if current is None or len(decision.lead) != 1:
             return low
@@ -82,7 +83,6 @@ class GreedyBot:
         me = decision.seat
         winner = trick_winner(current.leader, plays, order).winner
         partner_winning = Seat(winner).team == Seat(me).team
-        position = request.position
         # a single lead: legal_plays yields each legal card once, judging only the suited
         # cards (cheaper than a check_play per card of the hand); set(hand) keeps the order
         legal = {cards[0] for cards in legal_plays(position)}

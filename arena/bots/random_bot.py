@@ -1,8 +1,8 @@
 """``random``: uniformly chosen among legal kinds of action, from its own seeded generator.
 
 It bids at random, buries any cards, leads a random unit (sometimes a throw of several
-units, which may fail) and follows with a legal play whose free choices are random. Its
-job is to exercise every rule, not to play well.
+units, which may fail) and follows with a legal play whose free choices are random (the
+legality API's ``follow_with``). Its job is to exercise every rule, not to play well.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 
 from arena.game import Action, Kind, Request, order_for
-from arena.rules import Card, CardOrder, decompose, legal_follow
+from arena.rules import Card, CardOrder, decompose, follow_with
 
 
 class RandomBot:
@@ -29,10 +29,9 @@ class RandomBot:
             return ()
         if decision.kind is Kind.BURY:
             return tuple(rng.sample(hand, decision.count))
-        order = order_for(request)
-        if decision.lead:
-            return tuple(legal_follow(decision.lead, hand, order, pick=rng.choice))
-        return tuple(self._lead(hand, order))
+        if decision.lead:  # the legality API's question, on its own view
+            return follow_with(request.position, rng.choice)
+        return tuple(self._lead(hand, order_for(request)))
 
     def _lead(self, hand: list[Card], order: CardOrder) -> list[Card]:
         rng = self.rng

@@ -22,10 +22,7 @@ import time
 from pathlib import Path
 from typing import NoReturn
 
-import trio
-
 from arena.errors import ArenaError
-from arena.rules.ruleset import variant_help
 
 
 class UsageError(Exception):
@@ -62,6 +59,8 @@ def finish_commands(sub: argparse._SubParsersAction[ArenaParser]) -> None:
                 help="on a failure, print the whole traceback (by default: one line)",
             )
         if "--rules" in command._option_string_actions:
+            from arena.rules.ruleset import variant_help  # only the command being run's
+
             variants = (
                 "rule variants (--rules KEY=VALUE ...; a value is JSON or a bare word, "
                 'e.g. --rules decks=1 \'must_defend=["A","K"]\'):\n' + variant_help()
@@ -89,8 +88,10 @@ def _cause_text(cause: BaseException) -> str:
 
 def _leaf(exc: BaseException) -> BaseException:
     """The first real exception inside (nested) exception groups, e.g. from trio.run."""
+    trio = sys.modules.get("trio")  # only a command that ran trio can have its Cancelled
+    cancelled = trio.Cancelled if trio is not None else ()
     while isinstance(exc, BaseExceptionGroup):
-        real = [e for e in exc.exceptions if not isinstance(e, trio.Cancelled)]
+        real = [e for e in exc.exceptions if not isinstance(e, cancelled)]
         exc = (real or list(exc.exceptions))[0]
     return exc
 

@@ -6,13 +6,18 @@ import argparse
 import dataclasses
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from arena.batch import BotSpec, default_parallel
-from arena.batch.sandbox import SandboxLimits, format_size, parse_size, require
 from arena.botzone.preset import split_presets
-from arena.referee import FaultPolicy, TimeControl
+from arena.game import FaultPolicy, TimeControl
 from arena.rules import RuleSet
+
+if TYPE_CHECKING:
+    from arena.batch import BotSpec
+    from arena.batch.sandbox import SandboxLimits
+
+# arena.batch (grpc, trio, the server) is imported only by the options that need it, so
+# that a command without workers or a sandbox (selfplay, replay...) starts without it
 
 
 def add_rules(
@@ -109,6 +114,8 @@ def policy_of(args: argparse.Namespace) -> FaultPolicy:
 
 
 def add_workers(p: Any) -> None:
+    from arena.batch import default_parallel
+
     p.add_argument(
         "--parallel",
         type=whole(1, "a number of processes, at least 1"),
@@ -189,6 +196,8 @@ def listen_address(text: str) -> str:
 
 def add_sandbox(p: Any) -> None:
     """``--sandbox`` and the sandbox's limits (docs/sandbox.md)."""
+    from arena.batch.sandbox import SandboxLimits, format_size, parse_size
+
     d = SandboxLimits()
     g = p.add_argument_group(
         "sandbox", "untrusted bot commands in a bubblewrap sandbox: see docs/sandbox.md"
@@ -219,6 +228,8 @@ def add_sandbox(p: Any) -> None:
 
 def sandbox_of(args: argparse.Namespace) -> SandboxLimits:
     """The limits of ``--sandbox-*``. Raises ``ValueError`` for an impossible one."""
+    from arena.batch.sandbox import SandboxLimits
+
     limits = SandboxLimits(
         cpu_seconds=args.sandbox_cpu,
         memory_bytes=args.sandbox_memory,
@@ -243,5 +254,7 @@ def sandboxed_bots(bots: Sequence[BotSpec], args: argparse.Namespace) -> list[Bo
         for b in bots
     ]
     if any(b.sandboxed and not b.builtin for b in out):
+        from arena.batch.sandbox import require
+
         require()
     return out

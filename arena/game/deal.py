@@ -181,8 +181,7 @@ class DealMachine:
         """What ``seat``'s fallback depends on, frozen now: it holds nothing of the
         machine, so it can travel with a request and never goes stale."""
         decision = self._pending_for(seat)
-        deal = self.snapshot()  # the view's snapshot: its copies cost nothing more
-        return FallbackBasis(decision, deal.hands[seat], deal.order, deal.lead_units)
+        return FallbackBasis.of(decision, self.snapshot())  # the view's snapshot
 
     def penalize(self, team: int, points: int, reason: str) -> list[Event]:
         """Charge ``points`` against ``team`` (a referee penalty, settled at deal end)."""

@@ -1,7 +1,10 @@
 """The match state machine: deals in sequence, levels, dealer rotation, the match end.
 
 A :class:`MatchMachine` owns the current :class:`~arena.game.deal.DealMachine` and
-forwards the same verbs (``pending``, ``answer``, ``check``, ``fallback``). Everything
+forwards the same verbs (``pending``, ``answer``, ``check``, ``fallback``). Like the deal
+machine it keeps its state private: readers (views, the referee, records, resume, the
+environment) get read-only properties and the frozen :meth:`~MatchMachine.snapshot`,
+which holds the current deal's snapshot; nothing outside reaches the deal machine. Everything
 it does follows from the rule set, the seed and the answers, so replaying the answers
 rebuilds the identical event stream. Policy (deadlines, faults, penalties) belongs to
 the referee, which calls :meth:`penalize` and :meth:`forfeit`; the machine only
@@ -20,9 +23,10 @@ from arena.errors import StateError
 from arena.game.deal import DealMachine
 from arena.game.domain import Termination
 from arena.game.events import Action, DealRevealed, Decision, Event, MatchEnded
+from arena.game.fallback import FallbackBasis
 from arena.game.shuffle import first_seat, shuffled_deck
 from arena.game.snapshot import MatchSnapshot, Phase
-from arena.rules import Card, Rank, RuleSet, Side, Verdict, other_team
+from arena.rules import Card, Position, Rank, RuleSet, Side, Verdict, other_team
 
 MAX_REDEALS = 3
 
@@ -58,41 +62,77 @@ class Input(enum.Enum):
 
 
 class MatchMachine:
-    """A whole match. ``events`` holds every event so far, in order."""
+    """A whole match. ``events`` holds every event so far, in order (read it only: the
+    machine appends to it); the rest of its state is private (see the module doc)."""
 
     def __init__(self, setup: MatchSetup | None = None) -> None:
-        self.setup = setup or MatchSetup()
-        self.rules = self.setup.rules
-        self.events: list[Event] = []
-        self.decks: list[tuple[int, int, tuple[Card, ...]]] = []  # (deal, attempt, cards)
+        self.setup: Final = setup or MatchSetup()
+        self.rules: Final = self.setup.rules
+        self.events: Final[list[Event]] = []
+        self.first_seat: Final = first_seat(self.setup.seed)
+        self._decks: list[tuple[int, int, tuple[Card, ...]]] = []  # (deal, attempt, cards)
         start = self.rules.start_level
-        self.levels: tuple[Rank, Rank] = (start, start)
-        self.dealer: int | None = None
-        self.deals_played = 0
-        self.result: MatchEnded | None = None
-        self.first_seat = first_seat(self.setup.seed)
-        self.deal = self._new_deal(attempt=0)
+        self._levels: tuple[Rank, Rank] = (start, start)
+        self._dealer: int | None = None
+        self._deals_played = 0
+        self._result: MatchEnded | None = None
+        self._snapshot: MatchSnapshot | None = None  # a cache, made anew after a change
+        self._deal = self._new_deal(attempt=0)
         self._fire(self._after_deal())  # a first deal where nobody can ever bid is redealt
+
+    # -- what readers see ----------------------------------------------------------------
+
+    @property
+    def decks(self) -> tuple[tuple[int, int, tuple[Card, ...]], ...]:
+        """Every deck dealt so far: (deal number, attempt, the cards in dealing order)."""
+        return tuple(self._decks)
+
+    @property
+    def levels(self) -> tuple[Rank, Rank]:
+        """Each team's level now."""
+        return self._levels
+
+    @property
+    def dealer(self) -> int | None:
+        """The dealer of the current deal (``None`` while the first deal's bidding decides)."""
+        return self._dealer
+
+    @property
+    def deals_played(self) -> int:
+        return self._deals_played
+
+    @property
+    def result(self) -> MatchEnded | None:
+        """How the match ended, once it has."""
+        return self._result
 
     @property
     def finished(self) -> bool:
-        return self.result is not None
+        return self._result is not None
 
     @property
     def phase(self) -> MatchPhase:
-        return MatchPhase.OVER if self.result is not None else MatchPhase.PLAYING
+        return MatchPhase.OVER if self._result is not None else MatchPhase.PLAYING
+
+    @property
+    def position(self) -> Position:
+        """The current deal's position (the rules' view: every hand known)."""
+        return self._deal.position
 
     def snapshot(self) -> MatchSnapshot:
-        """The match as of now, frozen (the current deal's snapshot inside)."""
-        return MatchSnapshot(
-            self.levels, self.dealer, self.deals_played, self.result, self.deal.snapshot()
-        )
+        """The match as of now, frozen (the current deal's snapshot inside); made at most
+        once per change, like the deal's."""
+        snap, deal = self._snapshot, self._deal.snapshot()
+        if snap is None or snap.deal is not deal:
+            snap = MatchSnapshot(self._levels, self._dealer, self._deals_played, self._result, deal)
+            self._snapshot = snap
+        return snap
 
     def __repr__(self) -> str:
         return f"<MatchMachine seed {self.setup.seed} {self.snapshot()!r}>"
 
     def pending(self) -> tuple[Decision, ...]:
-        return () if self.result else self.deal.pending()
+        return () if self._result else self._deal.pending()
 
     def answer(self, seat: int, action: Sequence[Card]) -> list[Event]:
         """Apply an answer; return every event it caused, across deal boundaries.
@@ -105,11 +145,16 @@ class MatchMachine:
 
     def check(self, seat: int, action: Sequence[Card]) -> Verdict:
         self._live()
-        return self.deal.check(seat, action)
+        return self._deal.check(seat, action)
 
     def fallback(self, seat: int) -> Action:
         self._live()
-        return self.deal.fallback(seat)
+        return self._deal.fallback(seat)
+
+    def fallback_basis(self, seat: int) -> FallbackBasis:
+        """What ``seat``'s fallback depends on, frozen now (a request carries it)."""
+        self._live()
+        return self._deal.fallback_basis(seat)
 
     def penalize(self, team: int, points: int, reason: str) -> list[Event]:
         """Charge ``points`` against ``team`` in the current deal (lenient policy)."""
@@ -136,46 +181,48 @@ class MatchMachine:
         return self.events[start:]
 
     def _live(self) -> None:
-        if self.result is not None:
-            raise StateError(f"the match is over ({self.result.reason})")
+        if self._result is not None:
+            raise StateError(f"the match is over ({self._result.reason})")
 
     def _absorb(self, events: list[Event]) -> list[Event]:
+        """Every change of a match adds events: the snapshot is made anew after one."""
+        self._snapshot = None
         self.events.extend(events)
         return events
 
     def _on_answer(self, seat: int, action: Sequence[Card]) -> Input | None:
-        self._absorb(self.deal.answer(seat, action))
+        self._absorb(self._deal.answer(seat, action))
         return self._after_deal()
 
     def _on_penalty(self, team: int, points: int, reason: str) -> None:
-        self._absorb(self.deal.penalize(team, points, reason))
+        self._absorb(self._deal.penalize(team, points, reason))
 
     def _after_deal(self) -> Input | None:
-        if self.deal.phase is not Phase.OVER:  # (no snapshot: this runs at every answer)
+        if self._deal.phase is not Phase.OVER:  # (no snapshot: this runs at every answer)
             return None
-        return Input.REDEAL if self.deal.snapshot().redeal else Input.DEAL_OVER
+        return Input.REDEAL if self._deal.snapshot().redeal else Input.DEAL_OVER
 
     def _on_redeal(self) -> Input | None:
-        self.deal = self._new_deal(self.deal.snapshot().attempt + 1)
+        self._deal = self._new_deal(self._deal.snapshot().attempt + 1)
         return self._after_deal()
 
     def _on_deal_over(self) -> Input:
-        deal = self.deal.snapshot()
+        deal = self._deal.snapshot()
         outcome = deal.result
         if outcome is None:  # pragma: no cover - OVER always has a result or a redeal
             raise StateError("deal over without a result")
-        self.deals_played += 1
-        self.levels = outcome.levels
+        self._deals_played += 1
+        self._levels = outcome.levels
         size = self.rules.hand_size  # the deal is over: every hand as dealt is public
         self._absorb([DealRevealed.of_deck(deal.deal, deal.deck, deal.first_seat, size)])
         if deal.match_won:
             return Input.MATCH_WON
-        if self.rules.deals is not None and self.deals_played >= self.rules.deals:
+        if self.rules.deals is not None and self._deals_played >= self.rules.deals:
             return Input.DEALS_PLAYED
         return Input.NEXT_DEAL
 
     def _on_match_won(self) -> None:
-        deal = self.deal.snapshot()
+        deal = self._deal.snapshot()
         outcome = deal.result
         assert outcome is not None
         kept_a = outcome.winner is Side.DEALER and deal.level is Rank.ACE
@@ -183,14 +230,14 @@ class MatchMachine:
         self._end(outcome.winner.team(outcome.dealer), reason)
 
     def _on_deals_played(self) -> None:
-        a, b = self.levels
+        a, b = self._levels
         self._end(0 if a > b else 1 if b > a else None, Termination.DEALS_PLAYED)
 
     def _on_next_deal(self) -> Input | None:
-        outcome = self.deal.snapshot().result
+        outcome = self._deal.snapshot().result
         assert outcome is not None
-        self.dealer = outcome.next_dealer
-        self.deal = self._new_deal(attempt=0)
+        self._dealer = outcome.next_dealer
+        self._deal = self._new_deal(attempt=0)
         return self._after_deal()
 
     def _on_forfeit(self, team: int, reason: str) -> None:
@@ -200,17 +247,17 @@ class MatchMachine:
         self._end(None, Termination.CANCELLED, detail=reason)
 
     def _new_deal(self, attempt: int) -> DealMachine:
-        number = self.deals_played + 1
+        number = self._deals_played + 1
         stacked = self.setup.stacked.get(number) if attempt == 0 else None
         cards = stacked or shuffled_deck(self.setup.seed, number, attempt, self.rules.decks)
-        self.decks.append((number, attempt, tuple(cards)))
-        first = self.first_seat if self.dealer is None else self.dealer
+        self._decks.append((number, attempt, tuple(cards)))
+        first = self.first_seat if self._dealer is None else self._dealer
         deal = DealMachine(
             self.rules,
             cards,
             deal=number,
-            dealer=self.dealer,
-            levels=self.levels,
+            dealer=self._dealer,
+            levels=self._levels,
             first_seat=first,
             attempt=attempt,
             redeal_fallback=attempt >= MAX_REDEALS,
@@ -225,8 +272,10 @@ class MatchMachine:
         forfeited: int | None = None,
         detail: str = "",
     ) -> None:
-        self.result = MatchEnded(winner, self.levels, self.deals_played, reason, forfeited, detail)
-        self._absorb([self.result])
+        self._result = MatchEnded(
+            winner, self._levels, self._deals_played, reason, forfeited, detail
+        )
+        self._absorb([self._result])
 
 
 _P, _O = MatchPhase.PLAYING, MatchPhase.OVER

@@ -96,7 +96,7 @@ class SeatFeed:
         new = indexed_seat_events(events[self._cursor[seat] :], seat, self._cursor[seat])
         self._cursor[seat] = len(events)
         match = self.match
-        basis = match.deal.fallback_basis(seat)
+        basis = match.fallback_basis(seat)
         return Request(decision, self.views.view(seat), new, match.rules, basis)
 
     def catch_up(self, seat: int) -> list[tuple[int, Event]]:

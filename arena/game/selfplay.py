@@ -7,12 +7,13 @@ The driving itself (asking, faults, policy, the record) is the referee's, in
 from __future__ import annotations
 
 import dataclasses
+import functools
+import itertools
 from collections import Counter
 from collections.abc import Sequence
 
-from arena.game.deal import DealMachine
 from arena.game.events import DealEnded, Event, TrickWon
-from arena.game.snapshot import Phase
+from arena.game.snapshot import DealSnapshot, Phase
 from arena.rules import Card, deck, format_cards, points
 
 
@@ -28,26 +29,25 @@ class SelfplayStats:
     attacker_points: int = 0
 
 
-def check_cards(machine: DealMachine) -> str | None:
+def check_cards(deal: DealSnapshot) -> str | None:
     """Every card of the deck is in exactly one place: hands, undealt, kitty, table, tricks."""
-    deal = machine.snapshot()
     places: list[Sequence[Card]] = list(deal.hands)
     if deal.phase is Phase.BIDDING:
         places.append(deal.undealt)
     elif deal.phase is not Phase.BURYING:  # while burying, the kitty is in the dealer's hand
         places += [deal.kitty, deal.played, *(p for _, p in deal.plays)]
-    counts = [0] * 54
-    for cards in places:
-        for card in cards:
-            counts[card.index] += 1
-    decks = deal.rules.decks
-    if all(n == decks for n in counts):
+    where = Counter(itertools.chain.from_iterable(places))  # counted in C: runs per play
+    expected = _whole_deck(deal.rules.decks)
+    if dict.__eq__(where, expected):  # (Counter's own == walks both in Python)
         return None
-    where = Counter(c for cards in places for c in cards)
-    expected = Counter(deck(decks))
     missing = format_cards((expected - where).elements())
     extra = format_cards((where - expected).elements())
     return f"deal {deal.deal}: cards not accounted for: missing [{missing}], extra [{extra}]"
+
+
+@functools.cache
+def _whole_deck(decks: int) -> Counter[Card]:
+    return Counter(deck(decks))
 
 
 def tally_events(stats: SelfplayStats, events: Sequence[Event], decks: int, check: bool) -> None:

@@ -168,7 +168,7 @@ class _Web:
                 {
                     "id": hosted.id,
                     "state": hosted.state.value,
-                    "deal": referee.match.deal.deal if referee else 0,
+                    "deal": referee.match.snapshot().deal.deal if referee else 0,
                     "levels": [r.code for r in referee.match.levels] if referee else [],
                     "seats": list(info.seat_names),
                     "connected": list(info.connected),

@@ -192,7 +192,7 @@ class RefereeCore:
         return SeatVerdict(ask.seq, False, played, fault)
 
     def _fault(self, ask: Ask, error: BotError, played: Action) -> Fault:
-        deal = self.match.deal
+        deal = self.match.snapshot().deal
         lenient = self.policy.kind is PolicyKind.LENIENT
         penalty = self.policy.penalty_points if lenient else 0
         trick = deal.trick if ask.decision.kind is Kind.PLAY else 0

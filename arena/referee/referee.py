@@ -197,7 +197,8 @@ class Referee:
                     nursery.start_soon(ask_into, i)
         for outcome in outcomes:
             assert outcome is not None
-            where = (self.match.deal.deal, self.match.deal.trick)  # before the answer moves on
+            deal = self.match.snapshot().deal
+            where = (deal.deal, deal.trick)  # before the answer moves on
             verdict = self.core.apply(outcome)
             self._answered(outcome, verdict, where)
             self._publish()

@@ -74,7 +74,7 @@ def play_match(
         if on_decision is not None:
             on_decision()
         if check and decision.kind is Kind.PLAY and not match.finished:
-            problem = check_cards(match.deal)
+            problem = check_cards(match.snapshot().deal)
             if problem:
                 violations.append(problem)
 

@@ -24,14 +24,18 @@ from arena.rules.cards import (
 )
 from arena.rules.follow import check_follow
 from arena.rules.lead import LeadVerdict, check_lead, throw_penalty
-from arena.rules.legal import cheapness, fallback_bury, fallback_lead, legal_follow, lowest
+from arena.rules.legal import Pick, cheapness, fallback_bury, fallback_lead, lowest
 from arena.rules.legality import (
     apply_play,
     check_bid,
     check_bury,
     check_play,
+    fallback_burial,
+    fallback_play,
+    follow_with,
     legal_bids,
     legal_burials,
+    legal_follow,
     legal_plays,
     perft,
 )
@@ -81,6 +85,7 @@ __all__ = [
     "LeadVerdict",
     "Leading",
     "NoBid",
+    "Pick",
     "Position",
     "Rank",
     "RuleSet",
@@ -108,9 +113,12 @@ __all__ = [
     "deal_result",
     "deck",
     "decompose",
+    "fallback_burial",
     "fallback_bury",
     "fallback_lead",
+    "fallback_play",
     "first_leading",
+    "follow_with",
     "format_cards",
     "is_bid_shape",
     "kitty_bonus",

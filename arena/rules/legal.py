@@ -1,25 +1,24 @@
-"""Building legal actions: the referee's fallbacks and the built-in bots' moves.
+"""Building candidate actions: the referee's fallbacks and the built-in bots' moves.
 
-:func:`check_follow`, :func:`check_lead` and :func:`check_bid` judge an action; the
-functions here *construct* one. Every choice goes through a ``pick`` callable (given
-candidates, low to high, it returns one), so the same code yields the deterministic
-fallback (``pick=lowest``, always the first candidate) and a random bot's move (a
-seeded ``rng.choice``). A constructed follow is checked with :func:`check_follow`
-before it is returned.
+The functions here *construct* an action; they decide nothing. What is legal is decided
+in one place, :mod:`arena.rules.legality`, whose ``fallback_play``, ``follow_with`` and
+``fallback_burial`` take a candidate from here and judge it with ``check_play`` (a
+refused candidate falls back to ``legal_plays``). Every choice goes through a ``pick``
+callable (given candidates, low to high, it returns one), so the same code yields the
+deterministic fallback (``pick=lowest``, always the first candidate) and a random bot's
+move (a seeded ``rng.choice``).
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from arena.errors import StateError
 from arena.rules.cards import Card
-from arena.rules.follow import check_follow, profile, take_tractors
+from arena.rules.follow import profile, take_tractors
 from arena.rules.ruleset import FollowRule
 from arena.rules.trump import CardOrder
-from arena.rules.units import Unit, decompose, tally
+from arena.rules.units import Unit, tally
 
 T = TypeVar("T")
 Pick = Callable[[Sequence[T]], T]
@@ -45,33 +44,30 @@ def fallback_lead(hand: Sequence[Card], order: CardOrder) -> list[Card]:
     return [min(hand, key=cheapness(order))]
 
 
-def legal_follow(
+def follow_candidate(
     lead: Sequence[Card],
     hand: Sequence[Card],
     order: CardOrder,
+    units: Sequence[Unit],
     pick: Pick[Card] = lowest,
-    lead_units: Sequence[Unit] | None = None,
-) -> list[Card]:
-    """A legal follow to ``lead`` from ``hand``, every free choice made by ``pick``.
-
-    Raises:
-        StateError: if no legal follow could be built (a bug: one always exists).
-    """
+) -> tuple[list[Card], bool]:
+    """A follow to ``lead`` (whose units are ``units``) from ``hand``, every free choice
+    made by ``pick``, and whether its shape was forced. Forced: every card of the led
+    suit the hand holds, the rest picked from the others, when it holds no more than
+    the lead's size (RULES.md §7); or any of them under suit-only rules. Otherwise the
+    best profile the hand can reach, almost always legal:
+    :func:`arena.rules.legality.follow_with` judges it and searches when it is not."""
     n = len(lead)
     lane = order.lane
     led = lane[lead[0].index]
     ordered = order.cheapest_first(list(hand))
     suited = [c for c in ordered if lane[c.index] == led]
-    others = [c for c in ordered if lane[c.index] != led]
     if len(suited) <= n:
-        return suited + _choose(others, n - len(suited), pick)
+        others = [c for c in ordered if lane[c.index] != led]
+        return suited + _choose(others, n - len(suited), pick), True
     if order.rules.follow is FollowRule.SUIT_ONLY:
-        return _choose(suited, n, pick)
-    units = list(lead_units) if lead_units is not None else decompose(lead, order)
-    play = _shaped(suited, units, order, pick)
-    if check_follow(lead, hand, play, order, units):
-        return play
-    return _search(lead, hand, suited, units, order)
+        return _choose(suited, n, pick), True
+    return _shaped(suited, units, order, pick), False
 
 
 def _choose(cards: list[Card], count: int, pick: Pick[Card]) -> list[Card]:
@@ -109,17 +105,3 @@ def _shaped(
         key=cheapness(order),
     )
     return play + _choose(rest, sum(u.size for u in units) - len(play), pick)
-
-
-def _search(
-    lead: Sequence[Card],
-    hand: Sequence[Card],
-    suited: list[Card],
-    units: Sequence[Unit],
-    order: CardOrder,
-) -> list[Card]:
-    """Exhaustive fallback, bounded; reached only if the constructive path fails."""
-    for combo in itertools.islice(itertools.combinations(suited, len(lead)), 200_000):
-        if check_follow(lead, hand, combo, order, units):
-            return list(combo)
-    raise StateError(f"no legal follow found to {lead} from {hand}")

@@ -9,9 +9,12 @@ burial of the kitty    :func:`legal_burials`       :func:`check_bury` → Verdic
 =====================  ==========================  ==================================
 
 Each takes a :class:`~arena.rules.position.Position`, so the deal machine, the judge, the
-fallbacks, ``Check`` and the bots ask the same question the same way. :func:`play`
-applies a play to a position (what lands, who wins the trick, the points), so a test
-can walk a trick from any position written in the text form.
+fallbacks, ``Check`` and the bots ask the same question the same way. The constructed
+actions — the referee's fallbacks (:func:`fallback_play`, :func:`fallback_burial`) and a
+follow whose free choices a bot makes (:func:`follow_with`, the random bot's) — are
+built by :mod:`arena.rules.legal` and judged here by :func:`check_play` like any answer.
+:func:`apply_play` applies a play to a position (what lands, who wins the trick, the
+points), so a test can walk a trick from any position written in the text form.
 
 The ``legal_*`` functions are generators of distinct actions (each a tuple in the
 deck's order: a multiset of cards, since copies of a face are interchangeable). Their
@@ -33,9 +36,12 @@ from arena.rules.bids import bid_options, judge_bid
 from arena.rules.cards import Card, format_cards
 from arena.rules.follow import check_follow
 from arena.rules.lead import LeadVerdict, check_lead
+from arena.rules.legal import Pick, fallback_bury, fallback_lead, follow_candidate, lowest
 from arena.rules.position import Hand, Position
 from arena.rules.seats import SEATS, Seat
 from arena.rules.trick import trick_winner
+from arena.rules.trump import CardOrder
+from arena.rules.units import Unit
 from arena.rules.verdict import LEGAL, Verdict, missing_from
 
 
@@ -100,6 +106,57 @@ def legal_plays(position: Position) -> Iterator[Hand]:
     for combo in _multisets(suited, n):
         if check_follow(lead, hand, combo, order, units):
             yield combo
+
+
+def fallback_play(position: Position) -> Hand:
+    """The referee's deterministic play for the seat to play (a timeout, a fault): the
+    cheapest single card to lead (any single card is a legal lead), else the cheapest
+    legal follow (:func:`follow_with`)."""
+    if position.lead is None:
+        return tuple(fallback_lead(position.hand(position.turn), position.order))
+    return follow_with(position)
+
+
+def follow_with(position: Position, pick: Pick[Card] = lowest) -> Hand:
+    """A legal follow for the seat to play, every free choice made by ``pick`` (given
+    candidates, cheapest first, it returns one: :func:`~arena.rules.legal.lowest` for
+    the fallback, a seeded ``rng.choice`` for the random bot). A candidate whose shape
+    the rules force (the hand short of the led suit, or suit-only rules) is legal as
+    built; any other is judged by :func:`check_play`, and if refused the first of
+    :func:`legal_plays` is played.
+
+    Raises:
+        StateError: nobody has led yet, or (a bug) no legal follow exists.
+    """
+    lead = position.lead
+    if lead is None:
+        raise StateError("nothing to follow: the seat to play leads")
+    hand = position.hand(position.turn)
+    order = position.known_order or position.order
+    built, forced = follow_candidate(lead, hand, order, position.lead_units, pick)
+    cards = tuple(built)
+    if forced or check_play(position, cards):  # (forced: what check_follow would say)
+        return cards
+    for play in legal_plays(position):
+        return play
+    raise StateError(f"no legal follow to {format_cards(lead)} from {format_cards(hand)}")
+
+
+def legal_follow(
+    lead: Sequence[Card],
+    hand: Sequence[Card],
+    order: CardOrder,
+    pick: Pick[Card] = lowest,
+    lead_units: Sequence[Unit] | None = None,
+) -> list[Card]:
+    """:func:`follow_with` for a caller holding no position, only the lead and a hand
+    (a bot written with the rules library alone): the same construction and judgement."""
+    units = None if lead_units is None else tuple(lead_units)
+    position = Position(
+        ((*hand,), None, None, None), order.trump.level, order.trump, None, None,
+        3, ((*lead,),), rules=order.rules, landed_units=units,
+    ).knowing(order)  # fmt: skip
+    return list(follow_with(position, pick))
 
 
 def apply_play(position: Position, cards: Sequence[Card]) -> Position:
@@ -185,6 +242,17 @@ def check_bury(position: Position, cards: Sequence[Card]) -> Verdict:
     return Verdict(False, f"not in hand: {format_cards(missing)}") if missing else LEGAL
 
 
+def fallback_burial(position: Position) -> Hand:
+    """The referee's deterministic burial: the dealer's ``kitty_size`` cheapest cards
+    (side suits before trumps, no points, low first) — judged by :func:`check_bury`."""
+    hand = position.hand(_burier(position))
+    cards = tuple(fallback_bury(hand, position.rules.kitty_size, position.order))
+    verdict = check_bury(position, cards)
+    if not verdict:  # pragma: no cover - the dealer holds kitty_size cards at least
+        raise StateError(f"no legal burial: {verdict.reason}")
+    return cards
+
+
 # -- internals ---------------------------------------------------------------------------
 
 
@@ -223,8 +291,12 @@ __all__ = [
     "check_bid",
     "check_bury",
     "check_play",
+    "fallback_burial",
+    "fallback_play",
+    "follow_with",
     "legal_bids",
     "legal_burials",
+    "legal_follow",
     "legal_plays",
     "perft",
 ]

@@ -49,7 +49,7 @@ EMPTY: Final = "-"
 _DEFAULT_RULES: Final = RuleSet()
 
 
-@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+@dataclasses.dataclass(frozen=True, slots=True, eq=False, init=False)
 class Position:
     """What the rules need to judge the next action of a deal (see the module doc)."""
 
@@ -69,6 +69,36 @@ class Position:
     # the card order, once asked for or handed over (:meth:`knowing`): a cache, which
     # dataclasses.replace does not copy
     known_order: CardOrder | None = dataclasses.field(default=None, init=False)
+
+    def __init__(
+        self,
+        hands: tuple[Hand | None, Hand | None, Hand | None, Hand | None],
+        level: Rank,
+        trump: Trump | None = None,
+        dealer: int | None = None,
+        kitty: Hand | None = None,
+        leader: int = 0,
+        plays: tuple[Hand, ...] = (),
+        points: int = 0,
+        bid: Bid | None = None,
+        rules: RuleSet = _DEFAULT_RULES,
+        landed_units: tuple[Unit, ...] | None = None,
+    ) -> None:
+        # written out: the machine makes a position per answer and the bots one per
+        # follow, and a frozen dataclass's own __init__ costs twice this
+        put = object.__setattr__
+        put(self, "hands", hands)
+        put(self, "level", level)
+        put(self, "trump", trump)
+        put(self, "dealer", dealer)
+        put(self, "kitty", kitty)
+        put(self, "leader", leader)
+        put(self, "plays", plays)
+        put(self, "points", points)
+        put(self, "bid", bid)
+        put(self, "rules", rules)
+        put(self, "landed_units", landed_units)
+        put(self, "known_order", None)
 
     # -- derived ---------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ def live_info(hosted: HostedMatch) -> pb.MatchInfo:
     )
     if hosted.referee is not None:
         match = hosted.referee.match
-        info.deal = match.deal.deal
+        info.deal = match.snapshot().deal.deal
         info.levels.extend(convert.rank_to_pb(r) for r in match.levels)
         if match.result is not None:
             info.result.CopyFrom(convert.result_to_pb(match.result, hosted.referee.faults))

@@ -210,7 +210,7 @@ class MatchHost:
             match_id=hosted.id,
             record=str(path),
             seq=restored.seq,
-            deal=restored.core.match.deal.deal,
+            deal=restored.core.match.snapshot().deal.deal,
         )
         return hosted
 

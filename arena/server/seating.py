@@ -138,7 +138,7 @@ async def finish_failed(hosted: HostedMatch) -> None:
     start = hosted.spec.rules.start_level
     referee = hosted.referee
     levels = referee.match.levels if referee else (start, start)
-    deals = referee.match.deal.deal if referee else 0
+    deals = referee.match.snapshot().deal.deal if referee else 0
     failed = Termination.FAILED
     result = MatchEnded(None, (levels[0], levels[1]), deals, failed, detail=hosted.error)
     with trio.move_on_after(2) as scope:

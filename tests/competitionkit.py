@@ -11,14 +11,16 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
 from servekit import ROOT
 
 from arena.cli.main import main
+from arena.records import read_record, verify
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -89,3 +91,19 @@ def fetch(url: str, token: str) -> str:
     request = urllib.request.Request(url, headers=headers)
     with urllib.request.urlopen(request, timeout=30) as response:
         return response.read().decode()  # type: ignore[no-any-return]
+
+
+def assert_each_match_played_once(
+    folder: Path, matches: Sequence[Any], count: int, log: str
+) -> None:
+    """The event's ``count`` matches all finished, each played to the end exactly once:
+    every record in ``folder`` is complete and verifies, one per match, with its seed."""
+    assert [m.state for m in matches] == ["finished"] * count, log[-3000:]
+    assert len({m.match_id for m in matches}) == count
+    played = {}
+    for path in sorted(folder.glob("*.jsonl")):
+        record = read_record(path)
+        assert record.complete, path
+        assert (verdict := verify(record)).ok, (path, str(verdict))
+        played[record.header.match_id] = record.header.seed  # type: ignore[union-attr]
+    assert played == {m.match_id: m.seed for m in matches}

@@ -20,12 +20,21 @@ from pathlib import Path
 
 import grpc
 import pytest
-from competitionkit import NODE, arena, fetch, join, refused, register, start_bot, wait_for
+from competitionkit import (
+    NODE,
+    arena,
+    assert_each_match_played_once,
+    fetch,
+    join,
+    refused,
+    register,
+    start_bot,
+    wait_for,
+)
 from pgkit import new_database
 from servekit import ROOT, Serve, bearer, free_port, start_serve
 
 from arena.competition.store import open_store
-from arena.records import read_record, verify
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -172,16 +181,7 @@ def test_six_bots_event_survives_sigkill(tmp_path: Path, database: str) -> None:
     recovered = ("event_match_resumed", "event_match_found_finished", "event_match_requeued")
     assert any(word in log for word in recovered), log
     matches = db.matches("cup")
-    assert [m.state for m in matches] == ["finished"] * 8
-    assert len({m.match_id for m in matches}) == 8
-    # every record verifies, and each event match was played to the end exactly once
-    played = {}
-    for path in sorted((tmp_path / "records").glob("*.jsonl")):
-        record = read_record(path)
-        assert record.complete, path
-        assert (verdict := verify(record)).ok, (path, str(verdict))
-        played[record.header.match_id] = record.header.seed  # type: ignore[union-attr]
-    assert played == {m.match_id: m.seed for m in matches}
+    assert_each_match_played_once(tmp_path / "records", matches, 8, log)
     # and by the command a user runs, as a process of its own (one is enough: it is the
     # same verify as above, and a new Python costs seconds on a loaded machine)
     done = subprocess.run([sys.executable, "-m", "arena.cli.main", "replay",

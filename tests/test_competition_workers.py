@@ -19,13 +19,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from competitionkit import arena, join, start_bot, wait_for
+from competitionkit import arena, assert_each_match_played_once, join, start_bot, wait_for
 from pgkit import new_database
 from servekit import Serve, start_serve
 from test_workers import workers_of
 
 from arena.competition.store import open_store
-from arena.records import read_record, verify
 
 pytestmark = pytest.mark.slow
 BOTS = ("ann", "ben", "cat", "dan")
@@ -93,15 +92,7 @@ def test_event_on_two_workers_survives_a_worker_and_a_front_kill(
     recovered = ("event_match_resumed", "event_match_found_finished", "event_match_requeued")
     assert any(word in log for word in recovered), log[-3000:]
     matches = db.matches("cup")
-    assert [m.state for m in matches] == ["finished"] * MATCHES, log[-3000:]
-    assert len({m.match_id for m in matches}) == MATCHES
-    played = {}
-    for path in sorted((tmp_path / "records").glob("*.jsonl")):
-        record = read_record(path)
-        assert record.complete, path
-        assert (verdict := verify(record)).ok, (path, str(verdict))
-        played[record.header.match_id] = record.header.seed  # type: ignore[union-attr]
-    assert played == {m.match_id: m.seed for m in matches}  # each played once, to the end
+    assert_each_match_played_once(tmp_path / "records", matches, MATCHES, log)
     standings = arena(tmp_path, "events", "standings", "cup", "--json", database=database)
     assert '"finished": 6' in standings.stdout and '"left": 0' in standings.stdout
     db.close()

@@ -33,8 +33,9 @@ ARENA = [sys.executable, "-m", "arena.cli.main"]
 JOINED = re.compile(r"worker (\d) on (127\.0\.0\.2:\d+) \(joined from another host\)")
 
 
-def joining(tmp_path: Path, front: Serve, token_file: Path) -> subprocess.Popen[bytes]:
-    argv = [
+def join_argv(front: Serve, records: Path, token_file: Path) -> list[str]:
+    """``arena serve --join`` on another loopback address, as an operator types it."""
+    return [
         *ARENA,
         "serve",
         "--join",
@@ -42,10 +43,14 @@ def joining(tmp_path: Path, front: Serve, token_file: Path) -> subprocess.Popen[
         "--listen",
         "127.0.0.2:0",
         "--records",
-        str(tmp_path / "remote"),
+        str(records),
         "--organiser-token-file",
         str(token_file),
     ]
+
+
+def joining(tmp_path: Path, front: Serve, token_file: Path) -> subprocess.Popen[bytes]:
+    argv = join_argv(front, tmp_path / "remote", token_file)
     log = (tmp_path / "remote.log").open("ab")
     return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
 
@@ -96,18 +101,7 @@ def test_a_worker_joins_from_another_address_and_its_death_costs_only_its_match(
         wrong.write_text("not-the-organiser-token\n")
         wrong.chmod(0o600)
         done = subprocess.run(
-            [
-                *ARENA,
-                "serve",
-                "--join",
-                front.target,
-                "--listen",
-                "127.0.0.2:0",
-                "--records",
-                str(tmp_path / "x"),
-                "--organiser-token-file",
-                str(wrong),
-            ],
+            join_argv(front, tmp_path / "x", wrong),
             capture_output=True,
             text=True,
             cwd=ROOT,

@@ -50,11 +50,11 @@ _SELF_REPORTED = {
     pb.MALFORMED: FaultKind.MALFORMED,
 }
 # Events kept converted per match (up to twice as many between trims); older ones are
-# converted again if asked. A converted event costs ~0.9 KiB of protobuf arena, so
-# keeping a whole deal's (~250) cost 0.2 MiB per live match (issue 20's RSS per match):
-# the four seats and the spectators read an event within a round of decisions of each
-# other, so the newest few dozen give nearly every hit.
-KEEP = 32
+# converted again if asked. A converted event holds ~0.9 KiB of protobuf arena: keeping
+# a whole one-deal match's (~540 events) cost up to 0.47 MiB per live match (issue 20,
+# RSS per match). Its four seats read an event within a round of decisions of each
+# other, so the newest 16 give every hit that keeping them all gave (8 nearly would).
+KEEP = 16
 
 
 class EventCache:

@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Iterable, Sequence
 
 from arena.errors import ProtocolError
-from arena.game import Action, Event
+from arena.game import Action, CardDealt, Event
 from arena.referee import FaultKind
 from arena.server import convert
 from arena.server.event_table import event_to_pb
@@ -49,7 +49,12 @@ _SELF_REPORTED = {
     pb.ILLEGAL_ACTION: FaultKind.ILLEGAL_ACTION,
     pb.MALFORMED: FaultKind.MALFORMED,
 }
-KEEP = 1024  # events kept converted per match; older ones are converted again if asked
+# Events kept converted per match (up to twice as many between trims); older ones are
+# converted again if asked. A converted event holds ~0.9 KiB of protobuf arena: keeping
+# a whole one-deal match's (~540 events) cost up to 0.47 MiB per live match (issue 20,
+# RSS per match). Its four seats read an event within a round of decisions of each
+# other, so the newest 16 give every hit that keeping them all gave (8 nearly would).
+KEEP = 16
 
 
 class EventCache:
@@ -71,12 +76,18 @@ class EventCache:
             return found[1]
         self.misses += 1
         message = event_to_pb(event, index)
+        if isinstance(event, CardDealt):  # one reader (its seat; spectators see none)
+            return message
         by_index = self._by_index
         by_index[index] = (event, message)
-        if len(by_index) > 2 * KEEP:  # keep the newest: seats lag at most a deal behind
-            for old in sorted(by_index)[:KEEP]:
+        if len(by_index) > 2 * KEEP:  # keep the newest: readers lag a few events at most
+            for old in sorted(by_index)[:-KEEP]:
                 del by_index[old]
         return message
+
+    def __len__(self) -> int:
+        """How many events are kept converted."""
+        return len(self._by_index)
 
     def many(self, events: Iterable[tuple[int, Event]]) -> list[pb.Event]:
         return [self.get(index, event) for index, event in events]

@@ -17,8 +17,9 @@ whole view in one ``MergeFromString``:
 
 What goes in is only what the seat's :class:`~arena.game.SeatView` holds — the one
 redaction path (:mod:`arena.game.views`) decided that — so caches shared by all seats
-and matches hand nobody anything its own view does not. The result is byte for byte
-the message field-by-field building gives (``tests/test_view_wire.py``).
+and matches hand nobody anything its own view does not. Read back field by field with
+protobuf's own accessors, the message says what the view says
+(``tests/test_views_incremental.py``).
 """
 
 from __future__ import annotations

@@ -205,6 +205,17 @@ def _delay(text: str) -> SpectatorDelay:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _say(line: str) -> None:
+    """One line for the operator on standard error, at once (it may be a pipe)."""
+    print(line, file=sys.stderr, flush=True)
+
+
+def _warn(line: str, event: str, **where: str) -> None:
+    """A warning the operator reads at start-up, and the same in the structured log."""
+    _say(f"WARNING: {line}")
+    log.warning(event, **where)
+
+
 def _loopback(host: str) -> bool:
     """True for an address only this machine can reach (127.0.0.0/8, ::1, localhost)."""
     try:
@@ -349,45 +360,36 @@ def announce(
 ) -> None:
     """Say where the server listens, and warn of plaintext on a network or ``--open``."""
     scheme = "TLS" + (" with client certificates" if tls and tls.client_ca else "")
-    print(
+    _say(
         f"arena serving on {target} ({scheme if tls else 'plaintext'}; records in "
-        f"{records}/{workers}); Ctrl-C to stop",
-        file=sys.stderr,
-        flush=True,
+        f"{records}/{workers}); Ctrl-C to stop"
     )
     if http_url:
-        print(
-            f"web pages on {http_url}/ (metrics: {http_url}/metrics)",
-            file=sys.stderr,
-            flush=True,
-        )
+        _say(f"web pages on {http_url}/ (metrics: {http_url}/metrics)")
         web_host = (http or "").rsplit(":", 1)[0].strip("[]")
         if not _loopback(web_host):
-            print(
-                f"WARNING: the web pages on {web_host} are plain HTTP: a spectator's token "
+            _warn(
+                f"the web pages on {web_host} are plain HTTP: a spectator's token "
                 "crosses the network in clear text; put a TLS reverse proxy in front "
                 "(docs/web.md)",
-                file=sys.stderr,
-                flush=True,
+                "http_plaintext_on_network",
+                host=web_host,
             )
-            log.warning("http_plaintext_on_network", host=web_host)
     host = listen.rsplit(":", 1)[0].strip("[]")
     if tls is None and not _loopback(host):
-        print(
-            f"WARNING: plaintext on {host}: seat tokens and hands cross the network in "
+        _warn(
+            f"plaintext on {host}: seat tokens and hands cross the network in "
             "clear text; use --tls-cert and --tls-key (docs/security.md)",
-            file=sys.stderr,
-            flush=True,
+            "server_plaintext_on_network",
+            host=host,
         )
-        log.warning("server_plaintext_on_network", host=host)
     if access.open:
-        print(
-            f"WARNING: --open: anyone who can reach {target} may create, cancel and "
+        _warn(
+            f"--open: anyone who can reach {target} may create, cancel and "
             "read every match without a credential",
-            file=sys.stderr,
-            flush=True,
+            "server_open",
+            target=target,
         )
-        log.warning("server_open", target=target)
     log.info(
         "server_started",
         target=target,

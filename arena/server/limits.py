@@ -340,6 +340,12 @@ def page_of(token: str) -> int:
     return int(token[1:])
 
 
+def page_asked(token: str, page_size: int, limits: Limits) -> tuple[int, int]:
+    """Where a ``List`` page starts and how long it is: the token's position, and the size
+    asked for within the limits (their default when none is). Raises ``ValueError``."""
+    return page_of(token), min(page_size or limits.page_size, limits.max_page_size)
+
+
 def page_token(position: int) -> str:
     return f"p{position}"
 

@@ -38,7 +38,7 @@ from arena.server.limits import (
     ByteGauge,
     LimitExceeded,
     client_of,
-    page_of,
+    page_asked,
     page_token,
     string_problem,
 )
@@ -265,10 +265,9 @@ class MatchesService(pb_grpc.MatchesServicer):
         maximum from the limits; ``next_page_token`` empty on the last page)."""
         limits = self.host.limits
         try:
-            after = page_of(request.page_token)
+            after, size = page_asked(request.page_token, request.page_size, limits)
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        size = min(request.page_size or limits.page_size, limits.max_page_size)
         wanted = set(request.states)
 
         infos, more = await run_in_trio(

@@ -20,7 +20,7 @@ from typing import Any, NoReturn, TypeVar
 
 import grpc
 
-from arena.server.limits import LimitExceeded, client_of, page_of, page_token
+from arena.server.limits import LimitExceeded, client_of, page_asked, page_token
 from arena.server.workers.ledger import Ledger
 from arena.server.workers.pool import WorkerPool
 from arena.v1 import arena_pb2 as pb
@@ -180,10 +180,9 @@ class FrontMatches(pb_grpc.MatchesServicer):
         """One page over every worker's matches, in the front's creation order."""
         limits = self.ledger.limits
         try:
-            after = page_of(request.page_token)
+            after, size = page_asked(request.page_token, request.page_size, limits)
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        size = min(request.page_size or limits.page_size, limits.max_page_size)
         found: list[pb.MatchInfo] = []
         for index, ready in enumerate(self.workers.pool.ready):
             if ready:

@@ -77,6 +77,7 @@ USAGE_ERRORS = [
     (["serve", "--listen", ":50051"], "':50051' is not HOST:PORT"),
     (["serve", "--listen", "127.0.0.1:http"], "the port must be 0-65535"),
     (["matches", "list", "--server", "127.0.0.1:0"], "the port must be 1-65535"),
+    (["serve", "--join", "front", "--listen", "127.0.0.2:0"], "--join: 'front' is not HOST:PORT"),
     (["match", "--bot", "builtin:greedy"], "give exactly four --bot (got 1)"),
     (["match", *BUILTINS, "--policy", "harsh"], "invalid choice: 'harsh'"),
     (["batch", *BUILTINS, "--rules", "dekcs=1"], "unknown rule variant 'dekcs'; known: "),

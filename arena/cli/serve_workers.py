@@ -21,6 +21,7 @@ from typing import Any
 import structlog
 import trio
 
+from arena.cli.options import address
 from arena.errors import ArenaError
 from arena.server import Access, Limits, ServerTls, open_workers_server
 from arena.server.workers.run import Extend
@@ -66,6 +67,7 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--join",
         default=None,
+        type=address,
         metavar="FRONT",
         help="be a worker of the arena serve --workers N at FRONT (host:port), from any "
         "host: serve its matches on --listen; needs the front's organiser token "

@@ -205,9 +205,7 @@ def _delay(text: str) -> SpectatorDelay:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _say(line: str) -> None:
-    """One line for the operator on standard error, at once (it may be a pipe)."""
-    print(line, file=sys.stderr, flush=True)
+_say = partial(print, file=sys.stderr, flush=True)  # a line for the operator, at once
 
 
 def _warn(line: str, event: str, **where: str) -> None:

@@ -16,7 +16,7 @@ from arena.server.access import Access, AccessInterceptor
 from arena.server.bridge import GrpcServerConfig, GrpcThread, Registration, open_grpc_server
 from arena.server.host import MatchHost, RecorderFactory, TokenBook
 from arena.server.limits import Limits
-from arena.server.service import ArenaService, MatchesService
+from arena.server.service import ArenaService, MatchesService, add_arena_service
 from arena.server.tls import ServerTls
 from arena.server.wire import EventCaches
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -110,7 +110,7 @@ async def open_arena_server(
         if metrics is not None:
             arena_service.traffic = metrics.traffic
         registrations: list[Registration] = [
-            partial(pb_grpc.add_ArenaServicer_to_server, arena_service),
+            partial(add_arena_service, arena_service),
             partial(
                 pb_grpc.add_MatchesServicer_to_server,
                 MatchesService(host, token, access, caches),

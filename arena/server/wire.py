@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from arena.errors import ProtocolError
 from arena.game import Action, CardDealt, Event
 from arena.referee import FaultKind
-from arena.server import convert
+from arena.server import convert, request_wire
 from arena.server.event_table import event_to_pb
 from arena.server.limits import Limits, string_problem
 from arena.server.traffic import (
@@ -57,33 +57,74 @@ _SELF_REPORTED = {
 KEEP = 16
 
 
+class _Kept:
+    """One event of the cache, in whichever forms were asked for so far."""
+
+    __slots__ = ("entry", "event", "message")
+
+    def __init__(self, event: Event) -> None:
+        self.event = event
+        self.message: pb.Event | None = None  # for Watch streams and Notices
+        self.entry: bytes | None = None  # a ``Request.events`` entry, for requests
+
+
 class EventCache:
-    """One match's events as wire messages, converted once (asyncio thread only)."""
+    """One match's events as wire messages, converted once (asyncio thread only).
+
+    Two forms, each made on first use: the ``Event`` message (``Watch``, Notices) and the
+    encoded ``Request.events`` entry (every request: :mod:`arena.server.request_wire`
+    joins it into the request's bytes, so a seat's request neither parses nor copies it).
+    """
 
     __slots__ = ("__weakref__", "_by_index", "hits", "misses")
 
     def __init__(self) -> None:
-        self._by_index: dict[int, tuple[Event, pb.Event]] = {}
+        self._by_index: dict[int, _Kept] = {}
         self.hits = 0
         self.misses = 0
+
+    def _kept(self, index: int, event: Event) -> _Kept:
+        found = self._by_index.get(index)
+        if found is not None and found.event is event:
+            return found
+        kept = _Kept(event)
+        by_index = self._by_index
+        by_index[index] = kept
+        if len(by_index) > 2 * KEEP:  # keep the newest: readers lag a few events at most
+            for old in sorted(by_index)[:-KEEP]:
+                del by_index[old]
+        return kept
 
     def get(self, index: int, event: Event) -> pb.Event:
         """The wire form of ``event`` (the match's event ``index``, as redacted for its
         viewer). Never mutate the result: it is shared."""
-        found = self._by_index.get(index)
-        if found is not None and found[0] is event:
-            self.hits += 1
-            return found[1]
-        self.misses += 1
-        message = event_to_pb(event, index)
         if isinstance(event, CardDealt):  # one reader (its seat; spectators see none)
-            return message
-        by_index = self._by_index
-        by_index[index] = (event, message)
-        if len(by_index) > 2 * KEEP:  # keep the newest: readers lag a few events at most
-            for old in sorted(by_index)[:-KEEP]:
-                del by_index[old]
+            self.misses += 1
+            return event_to_pb(event, index)
+        kept = self._kept(index, event)
+        message = kept.message
+        if message is None:
+            self.misses += 1
+            message = kept.message = event_to_pb(event, index)
+        else:
+            self.hits += 1
         return message
+
+    def entry(self, index: int, event: Event) -> bytes:
+        """``event`` encoded as one ``Request.events`` entry (same redaction rule as
+        :meth:`get`: only for the very object converted)."""
+        if isinstance(event, CardDealt):  # by table, not kept (one reader)
+            self.misses += 1
+            return request_wire.event_entry(index, event)
+        kept = self._kept(index, event)
+        entry = kept.entry
+        if entry is None:
+            self.misses += 1
+            message = kept.message or event_to_pb(event, index)
+            entry = kept.entry = request_wire.event_entry(index, None, message.SerializeToString())
+        else:
+            self.hits += 1
+        return entry
 
     def __len__(self) -> int:
         """How many events are kept converted."""
@@ -104,6 +145,25 @@ class SeatWire:
         self.limits = limits
         self.sent_seq = 0  # the latest request written, and when (perf_counter s)
         self.sent_at = 0.0
+
+    def encode(self, item: Outgoing) -> bytes:
+        """``item`` as the bytes to write (the Play stream writes bytes as they are). A
+        request, once per decision, is joined from encoded parts
+        (:func:`request_wire.request_message`), never built as a message; the rarer
+        items go through :meth:`message`. Call it just before the write, as :meth:`message`."""
+        if type(item) is not Ask:
+            return self.message(item).SerializeToString()
+        request = item.request
+        entry = self.cache.entry
+        events = [
+            entry(index, event)
+            for index, event in zip(request.event_indices, request.events, strict=True)
+        ]
+        data = request_wire.request_message(
+            item.seq, request, item.deadline_ms, item.bank_ms, events, item.acked
+        )
+        self.sent_seq, self.sent_at = item.seq, time.perf_counter()
+        return data
 
     def message(self, item: Outgoing) -> pb.RefereeMessage:
         """``item`` as the message to write. For a request, call it just before the write:

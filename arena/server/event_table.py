@@ -60,7 +60,7 @@ CARD_TO_PB: Final = {
     )
     for c in CARDS
 }
-_PB_TO_CARD: Final = {(m.suit, m.rank): c for c, m in CARD_TO_PB.items()}
+PB_TO_CARD: Final = {(m.suit, m.rank): c for c, m in CARD_TO_PB.items()}
 
 
 class CardField:
@@ -92,7 +92,7 @@ class CardField:
 def card_from_pb(m: pb.Card) -> Card:
     """Raises:
     ProtocolError: the suit and rank name no card (e.g. unset fields)."""
-    card = _PB_TO_CARD.get((m.suit, m.rank))
+    card = PB_TO_CARD.get((m.suit, m.rank))
     if card is None:
         suit = pb.Suit.Name(m.suit) if m.suit in pb.Suit.values() else m.suit
         rank = pb.Rank.Name(m.rank) if m.rank in pb.Rank.values() else m.rank

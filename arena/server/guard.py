@@ -42,7 +42,7 @@ def deliver(
 ) -> None:
     """Runs in trio (``run_sync_soon``): hand ``item`` to the seat, release its bytes.
     Never raises (an exception here would end the whole trio run)."""
-    gauge.add(-size)
+    gauge.taken += size  # only this thread writes it
     try:
         seat.deliver(conn_id, item)
     except Exception:  # nothing may escape run_sync_soon (a try is cheaper than suppress)

@@ -168,11 +168,11 @@ class ArenaService(pb_grpc.ArenaServicer):
                     self.traffic(message.ByteSize(), 0)
                 item = edge.answer(message)
                 size = item.size if isinstance(item, Answer) else 64
-                while gauge.add(0) > limits.connection_buffer_bytes:
+                while gauge.in_flight > limits.connection_buffer_bytes:
                     await asyncio.sleep(0.005)
-                gauge.add(size)
+                gauge.read += size  # only this thread writes it
                 if not self.hop.call(guard.deliver, seat, conn_id, item, gauge, size):
-                    gauge.add(-size)  # the referee has stopped: nothing will take it
+                    gauge.read -= size  # the referee has stopped: nothing will take it
                     break
         except asyncio.CancelledError:
             raise

@@ -16,9 +16,9 @@ from arena.server.access import Access, AccessInterceptor
 from arena.server.bridge import GrpcServerConfig, GrpcThread, Registration, open_grpc_server
 from arena.server.host import MatchHost, RecorderFactory, TokenBook
 from arena.server.limits import Limits
-from arena.server.service import ArenaService, MatchesService, add_arena_service
+from arena.server.service import ArenaService, MatchesService
 from arena.server.tls import ServerTls
-from arena.server.wire import EventCaches
+from arena.server.wire import EventCaches, add_arena_service
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 SERVICES = ("arena.v1.Arena", "arena.v1.Matches")

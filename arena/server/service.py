@@ -55,7 +55,6 @@ HELLO_TIMEOUT = 5.0
 Ctx = grpc.aio.ServicerContext[Any, Any]
 EOF: object = grpc.aio.EOF  # type: ignore[attr-defined]  # missing from the stubs
 R = TypeVar("R")
-ARENA = "arena.v1.Arena"  # the bots' service, by its full name
 
 
 class ArenaService(pb_grpc.ArenaServicer):
@@ -197,27 +196,6 @@ class ArenaService(pb_grpc.ArenaServicer):
         except NothingToCheck as exc:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
         return check_verdict_to_pb(verdict)
-
-
-def add_arena_service(servicer: ArenaService, server: grpc.aio.Server) -> None:
-    """Register ``servicer`` as the generated ``add_ArenaServicer_to_server`` does, but
-    with Play's replies written as the bytes the edge encoded (no response serializer):
-    a request is joined from encoded parts (:mod:`arena.server.request_wire`), so
-    building a ``RefereeMessage`` only for gRPC to serialize it again is skipped."""
-    handlers = {
-        "Play": grpc.stream_stream_rpc_method_handler(
-            servicer.Play,
-            request_deserializer=pb.BotMessage.FromString,
-            response_serializer=None,
-        ),
-        "Check": grpc.unary_unary_rpc_method_handler(
-            servicer.Check,
-            request_deserializer=pb.CheckRequest.FromString,
-            response_serializer=pb.Verdict.SerializeToString,
-        ),
-    }
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(ARENA, handlers),))
-    server.add_registered_method_handlers(ARENA, handlers)  # type: ignore[attr-defined]
 
 
 class MatchesService(pb_grpc.MatchesServicer):

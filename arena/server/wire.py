@@ -21,6 +21,8 @@ import time
 import weakref
 from collections.abc import Iterable, Sequence
 
+import grpc
+
 from arena.errors import ProtocolError
 from arena.game import Action, CardDealt, Event
 from arena.referee import FaultKind
@@ -42,6 +44,7 @@ from arena.server.traffic import (
     Welcome,
 )
 from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
 
 # Faults a client may report against itself (Action.fault); anything else is MALFORMED.
 _SELF_REPORTED = {
@@ -120,8 +123,7 @@ class EventCache:
         entry = kept.entry
         if entry is None:
             self.misses += 1
-            message = kept.message or event_to_pb(event, index)
-            entry = kept.entry = request_wire.event_entry(index, None, message.SerializeToString())
+            entry = kept.entry = request_wire.event_entry(index, event)
         else:
             self.hits += 1
         return entry
@@ -278,3 +280,27 @@ def check_verdict_to_pb(verdict: CheckVerdict) -> pb.Verdict:
         reason=verdict.reason,
         played=convert.cards_to_pb(verdict.played),
     )
+
+
+ARENA = "arena.v1.Arena"  # the bots' service, by its full name
+
+
+def add_arena_service(servicer: pb_grpc.ArenaServicer, server: grpc.aio.Server) -> None:
+    """Register ``servicer`` as the generated ``add_ArenaServicer_to_server`` does, but
+    with Play's replies written as the bytes :meth:`SeatWire.encode` made (no response
+    serializer): a request is joined from encoded parts (:mod:`.request_wire`), so
+    building a ``RefereeMessage`` only for gRPC to serialize it again is skipped."""
+    handlers = {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            servicer.Play,
+            request_deserializer=pb.BotMessage.FromString,
+            response_serializer=None,
+        ),
+        "Check": grpc.unary_unary_rpc_method_handler(
+            servicer.Check,
+            request_deserializer=pb.CheckRequest.FromString,
+            response_serializer=pb.Verdict.SerializeToString,
+        ),
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(ARENA, handlers),))
+    server.add_registered_method_handlers(ARENA, handlers)  # type: ignore[attr-defined]

@@ -52,6 +52,8 @@ class Tally:
     acks: int = 0  # acknowledgements that rode on another message
     errors: list[str] = field(default_factory=list)
     thinks: list[float] = field(default_factory=list)  # s, with --think-ms
+    # with --trace: (token, seq, read returned, think ended, write returned), perf_counter s
+    trace: list[tuple[str, int, float, float, float]] = field(default_factory=list)
 
 
 def open_channel(server: str) -> grpc.aio.Channel:
@@ -75,6 +77,7 @@ async def play(
     every: bool,
     think: float,
     opening: asyncio.Semaphore | None = None,
+    trace: bool = False,
 ) -> None:
     """One seat: hello, then answer each request with its fallback until MatchEnd.
 
@@ -111,10 +114,16 @@ async def play(
                     answer = pb.BotMessage(
                         action=pb.Action(seq=request.seq, cards=request.fallback.cards)
                     )
+                    thought_at = read_at
                     if think:
                         await asyncio.sleep(think)
-                        tally.thinks.append(time.perf_counter() - read_at)
+                        thought_at = time.perf_counter()
+                        tally.thinks.append(thought_at - read_at)
                     await call.write(answer)
+                    if trace:
+                        tally.trace.append(
+                            (token, request.seq, read_at, thought_at, time.perf_counter())
+                        )
                     tally.requests += 1
                     tally.request_bytes += message.ByteSize()
                     tally.action_bytes += answer.ByteSize()
@@ -146,10 +155,12 @@ async def open_stream(server: str, token: str, every: bool) -> tuple[grpc.aio.Ch
     return channel, call
 
 
-async def main(server: str, tokens: list[str], every: bool, think: float) -> Tally:
+async def main(
+    server: str, tokens: list[str], every: bool, think: float, trace: bool = False
+) -> Tally:
     tally = Tally()
     opening = asyncio.Semaphore(OPENING)
-    await asyncio.gather(*(play(server, t, tally, every, think, opening) for t in tokens))
+    await asyncio.gather(*(play(server, t, tally, every, think, opening, trace) for t in tokens))
     return tally
 
 
@@ -172,6 +183,7 @@ def cli() -> int:
     parser.add_argument("--tokens-file", default=None, help="one token a line (- = stdin)")
     parser.add_argument("--every-verdict", action="store_true", help="a Verdict per answer")
     parser.add_argument("--think-ms", type=float, default=0.0, help="sleep before each answer")
+    parser.add_argument("--trace", default=None, help="write each answer's timestamps here")
     args = parser.parse_args()
     if args.tokens_file == "-":
         tokens = [line.strip() for line in sys.stdin if line.strip()]
@@ -183,8 +195,13 @@ def cli() -> int:
     if not all(tokens):
         print("fallback_bot: no seat token", file=sys.stderr)
         return 2
-    tally = asyncio.run(main(args.server, tokens, args.every_verdict, args.think_ms / 1000))
+    think = args.think_ms / 1000
+    tally = asyncio.run(main(args.server, tokens, args.every_verdict, think, bool(args.trace)))
+    if args.trace:
+        with open(args.trace, "w", encoding="utf-8") as out:
+            json.dump(tally.trace, out)
     report = asdict(tally)
+    report.pop("trace")
     thinks = sorted(report.pop("thinks"))
     if thinks:
         n = len(thinks)

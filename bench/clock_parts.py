@@ -26,6 +26,7 @@ import asyncio
 import bisect
 import dataclasses
 import json
+import selectors
 import sys
 import tempfile
 import time
@@ -73,7 +74,25 @@ class Marks:
 MARKS = Marks()
 
 
+SELECTS: list[float] = []
+WAKES: list[float] = []  # when the server loop's select() returned (prototype)
+
+
+class TimedSelector(selectors.EpollSelector):
+    def select(self, timeout: float | None = None) -> Any:
+        out = super().select(timeout)
+        now = time.perf_counter()
+        SELECTS.append(now)
+        for key, _ in out:
+            reader = key.data[0] if key.data else None
+            if reader is not None and "_handle_events" in repr(reader):
+                WAKES.append(now)
+                break
+        return out
+
+
 def instrument() -> None:
+    selectors.DefaultSelector = TimedSelector  # type: ignore[misc]
     """Wrap the server's measuring points to copy their timestamps into :data:`MARKS`."""
     of, message, answer = EventCaches.of, SeatWire.message, SeatWire.answer
     play, ask = ArenaService.Play, RemoteSeat.ask
@@ -166,12 +185,14 @@ async def level(n: int, spawner: Spawner, trace: Path) -> dict[str, list[float]]
         await spawner.wait_all(procs, timeout=60)
         match_of_token = {t: h.id for h in probes for t in h.tokens if t}
     gaps: dict[str, list[float]] = {k: [] for k in GAPS}
+    raw = []
     for token, seq, c, d, e in json.loads(trace.read_text()):
         key = (match_of_token[token], seq)
         m = MARKS
         if not all(key in x for x in (m.a, m.b, m.f, m.g, m.charged)):
             continue
         a, b, f, g = m.a[key], m.b[key], m.f[key], m.g[key]
+        raw.append((a, b, c, d, e, f, g, m.charged[key]))
         row = {
             "a→b write": b - a,
             "a→c to bot": c - a,
@@ -185,7 +206,12 @@ async def level(n: int, spawner: Spawner, trace: Path) -> dict[str, list[float]]
         }
         for name, value in row.items():
             gaps[name].append(value)
+    if DUMP:
+        Path(f"{DUMP}.{n}.json").write_text(json.dumps({"wakes": WAKES, "selects": SELECTS, "raw": raw, "lag_at": MARKS.lag_at, "lag": MARKS.lag}))
     return gaps
+
+
+DUMP = ""  # --dump PREFIX: each level's raw timestamps to PREFIX.N.json
 
 
 GAPS = (
@@ -238,4 +264,7 @@ if __name__ == "__main__":
     die_with_parent()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--levels", type=int, nargs="*", default=[50, 250], help="50 250")
-    trio.run(main, parser.parse_args().levels)
+    parser.add_argument("--dump", default="", help="write raw timestamps to DUMP.N.json")
+    parsed = parser.parse_args()
+    DUMP = parsed.dump
+    trio.run(main, parsed.levels)

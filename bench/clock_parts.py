@@ -145,6 +145,19 @@ def instrument() -> None:
     RemoteSeat.ask = ask_  # type: ignore[method-assign]
 
 
+def thread_waits() -> dict[str, tuple[float, float]]:
+    """Each thread of this process: (s on a CPU, s runnable but waiting) so far."""
+    out = {}
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            run, wait, _ = (task / "schedstat").read_text().split()
+        except OSError:
+            continue
+        out[f"{task.name}:{name}"] = (int(run) / 1e9, int(wait) / 1e9)
+    return out
+
+
 async def lag_probe(stop: asyncio.Event) -> None:
     """On the server's loop: how late a 5 ms sleep wakes, continuously."""
     while not stop.is_set():
@@ -164,6 +177,7 @@ async def level(n: int, spawner: Spawner, trace: Path) -> dict[str, list[float]]
     global MARKS
     MARKS = Marks()
     async with open_arena_server(limits=limits) as server:
+        sched0 = thread_waits()
         loop = server.grpc.loop
         stop = asyncio.Event()
         loop.call_soon_threadsafe(lambda: loop.create_task(lag_probe(stop)))
@@ -182,6 +196,9 @@ async def level(n: int, spawner: Spawner, trace: Path) -> dict[str, list[float]]
             for h in hosted:
                 await h.done.wait()
         loop.call_soon_threadsafe(stop.set)
+        sched1 = thread_waits()
+        waits = sorted(((sched1[k][1] - v[1], sched1[k][0] - v[0], k) for k, v in sched0.items() if k in sched1), reverse=True)
+        print("server threads, s run / s waiting for a CPU: " + ", ".join(f"{k.split(':')[1]} {r:.1f}/{w:.1f}" for w, r, k in waits[:8]))
         await spawner.wait_all(procs, timeout=60)
         match_of_token = {t: h.id for h in probes for t in h.tokens if t}
     gaps: dict[str, list[float]] = {k: [] for k in GAPS}

@@ -11,10 +11,14 @@ processes of one machine):
   e  the bot's write returned           f  the server's read returned (``SeatWire.answer``)
   g  the referee had the answer (``RemoteSeat.ask`` returned on the trio thread)
 
-and, on the server's asyncio loop, a 5 ms timer's own lateness (the loop's lag) around
-``f``. Prints p50/p99/max of each gap, the charged time, and the slowest decisions' parts.
-The probes are instrumented by wrapping the server's methods in this process (nothing
-is changed in arena's code); the bots log their side (``fallback_bot.py --trace``).
+plus the arrival bound of :mod:`arena.server.loop_clock` taken at ``f``. Prints p50, p90,
+p99 and max of each gap; the bot's own time (c→e); what it would be charged with the
+clock read at ``f`` (the code before loop_clock: f − a) and what it is charged (the
+bound − a, or the trio side's time if smaller), each against its own time, so the two
+are compared on the very same decisions. Then each of the server's threads' seconds on a
+CPU and waiting for one (/proc schedstat). The probes are instrumented by wrapping the
+server's methods in this process (arena's code is not changed); the bots log their side
+(``fallback_bot.py --trace``).
 
     .venv/bin/python bench/clock_parts.py --levels 50 250
 """
@@ -22,11 +26,8 @@ is changed in arena's code); the bots log their side (``fallback_bot.py --trace`
 from __future__ import annotations
 
 import argparse
-import asyncio
-import bisect
 import dataclasses
 import json
-import selectors
 import sys
 import tempfile
 import time
@@ -52,47 +53,22 @@ Key = tuple[str, int]  # (match id, seq)
 
 @dataclasses.dataclass
 class Marks:
-    """The server's timestamps per probe decision, and the edge loop's lag samples."""
+    """The server's timestamps per probe decision."""
 
     a: dict[Key, float] = dataclasses.field(default_factory=dict)
     b: dict[Key, float] = dataclasses.field(default_factory=dict)
     f: dict[Key, float] = dataclasses.field(default_factory=dict)
+    bound: dict[Key, float] = dataclasses.field(default_factory=dict)  # loop_clock's arrival
     g: dict[Key, float] = dataclasses.field(default_factory=dict)
     charged: dict[Key, float] = dataclasses.field(default_factory=dict)
-    lag_at: list[float] = dataclasses.field(default_factory=list)  # when a lag was seen
-    lag: list[float] = dataclasses.field(default_factory=list)  # s late
     match_of: dict[int, str] = dataclasses.field(default_factory=dict)  # id(cache) → match
     writing: Key | None = None  # the request SeatWire.message just built (same task)
-
-    def lag_near(self, t: float) -> float:
-        """The loop's largest lag seen within 20 ms after ``t``."""
-        i = bisect.bisect_left(self.lag_at, t)
-        j = bisect.bisect_right(self.lag_at, t + 0.02)
-        return max(self.lag[i:j], default=0.0)
 
 
 MARKS = Marks()
 
 
-SELECTS: list[float] = []
-WAKES: list[float] = []  # when the server loop's select() returned (prototype)
-
-
-class TimedSelector(selectors.EpollSelector):
-    def select(self, timeout: float | None = None) -> Any:
-        out = super().select(timeout)
-        now = time.perf_counter()
-        SELECTS.append(now)
-        for key, _ in out:
-            reader = key.data[0] if key.data else None
-            if reader is not None and "_handle_events" in repr(reader):
-                WAKES.append(now)
-                break
-        return out
-
-
 def instrument() -> None:
-    selectors.DefaultSelector = TimedSelector  # type: ignore[misc]
     """Wrap the server's measuring points to copy their timestamps into :data:`MARKS`."""
     of, message, answer = EventCaches.of, SeatWire.message, SeatWire.answer
     play, ask = ArenaService.Play, RemoteSeat.ask
@@ -110,9 +86,11 @@ def instrument() -> None:
         return out
 
     def answer_(self: SeatWire, msg: Any) -> Any:
-        arrived = time.perf_counter()
+        read = time.perf_counter()
         if msg.WhichOneof("kind") == "action":
-            MARKS.f[(MARKS.match_of[id(self.cache)], msg.action.seq)] = arrived
+            key = (MARKS.match_of[id(self.cache)], msg.action.seq)
+            MARKS.f[key] = read
+            MARKS.bound[key] = self.clock.arrived() if self.clock is not None else read
         return answer(self, msg)
 
     class Context:
@@ -158,16 +136,6 @@ def thread_waits() -> dict[str, tuple[float, float]]:
     return out
 
 
-async def lag_probe(stop: asyncio.Event) -> None:
-    """On the server's loop: how late a 5 ms sleep wakes, continuously."""
-    while not stop.is_set():
-        before = time.perf_counter()
-        await asyncio.sleep(0.005)
-        now = time.perf_counter()
-        MARKS.lag_at.append(now)
-        MARKS.lag.append(now - before - 0.005)
-
-
 async def level(n: int, spawner: Spawner, trace: Path) -> dict[str, list[float]]:
     """Run one level; each probe decision's gaps (s), by name."""
     rules = RuleSet.from_mapping({"deals": 1})
@@ -178,10 +146,10 @@ async def level(n: int, spawner: Spawner, trace: Path) -> dict[str, list[float]]
     MARKS = Marks()
     async with open_arena_server(limits=limits) as server:
         sched0 = thread_waits()
-        loop = server.grpc.loop
-        stop = asyncio.Event()
-        loop.call_soon_threadsafe(lambda: loop.create_task(lag_probe(stop)))
-        specs = [MatchSpec(rules=rules, seed=1000 + i, time_control=tc, connect_timeout=120) for i in range(n + PROBES)]
+        specs = [
+            MatchSpec(rules=rules, seed=1000 + i, time_control=tc, connect_timeout=120)
+            for i in range(n + PROBES)
+        ]
         hosted = [server.host.create(spec) for spec in specs]
         loaders, probes = hosted[:n], hosted[n:]
         argv = [sys.executable, str(BOT), "--server", server.target, "--tokens-file", "-"]
@@ -195,21 +163,28 @@ async def level(n: int, spawner: Spawner, trace: Path) -> dict[str, list[float]]
         with trio.move_on_after(180):
             for h in hosted:
                 await h.done.wait()
-        loop.call_soon_threadsafe(stop.set)
         sched1 = thread_waits()
-        waits = sorted(((sched1[k][1] - v[1], sched1[k][0] - v[0], k) for k, v in sched0.items() if k in sched1), reverse=True)
-        print("server threads, s run / s waiting for a CPU: " + ", ".join(f"{k.split(':')[1]} {r:.1f}/{w:.1f}" for w, r, k in waits[:8]))
+        waits = sorted(
+            (
+                (sched1[k][1] - v[1], sched1[k][0] - v[0], k)
+                for k, v in sched0.items()
+                if k in sched1
+            ),
+            reverse=True,
+        )
+        print(
+            "server threads, s run / s waiting for a CPU: "
+            + ", ".join(f"{k.split(':')[1]} {r:.1f}/{w:.1f}" for w, r, k in waits[:8])
+        )
         await spawner.wait_all(procs, timeout=60)
         match_of_token = {t: h.id for h in probes for t in h.tokens if t}
     gaps: dict[str, list[float]] = {k: [] for k in GAPS}
-    raw = []
     for token, seq, c, d, e in json.loads(trace.read_text()):
         key = (match_of_token[token], seq)
         m = MARKS
-        if not all(key in x for x in (m.a, m.b, m.f, m.g, m.charged)):
+        if not all(key in x for x in (m.a, m.b, m.f, m.g, m.bound, m.charged)):
             continue
         a, b, f, g = m.a[key], m.b[key], m.f[key], m.g[key]
-        raw.append((a, b, c, d, e, f, g, m.charged[key]))
         row = {
             "a→b write": b - a,
             "a→c to bot": c - a,
@@ -217,18 +192,16 @@ async def level(n: int, spawner: Spawner, trace: Path) -> dict[str, list[float]]
             "d→e bot write": e - d,
             "e→f to server": f - e,
             "f→g to referee": g - f,
-            "charged (f−a)": m.charged[key],
-            "charged−think": m.charged[key] - (d - c),
-            "loop lag at f": m.lag_near(f - 0.02),
+            "f − arrival bound": f - m.bound[key],
+            "own (c→e)": e - c,
+            "charged, read": f - a,
+            "charged, bound": m.charged[key],
+            "read − own": f - a - (e - c),
+            "bound − own": m.charged[key] - (e - c),
         }
         for name, value in row.items():
             gaps[name].append(value)
-    if DUMP:
-        Path(f"{DUMP}.{n}.json").write_text(json.dumps({"wakes": WAKES, "selects": SELECTS, "raw": raw, "lag_at": MARKS.lag_at, "lag": MARKS.lag}))
     return gaps
-
-
-DUMP = ""  # --dump PREFIX: each level's raw timestamps to PREFIX.N.json
 
 
 GAPS = (
@@ -238,14 +211,17 @@ GAPS = (
     "d→e bot write",
     "e→f to server",
     "f→g to referee",
-    "charged (f−a)",
-    "charged−think",
-    "loop lag at f",
+    "f − arrival bound",
+    "own (c→e)",
+    "charged, read",
+    "charged, bound",
+    "read − own",
+    "bound − own",
 )
 
 
 def show(n: int, gaps: dict[str, list[float]]) -> None:
-    count = len(gaps["charged (f−a)"])
+    count = len(gaps["own (c→e)"])
     print(f"\n{n} matches (+{PROBES} probe matches, {count} probe decisions), ms")
     print(f"  {'gap':<18}{'p50':>8}{'p90':>8}{'p99':>8}{'max':>8}")
     for name in GAPS:
@@ -254,13 +230,16 @@ def show(n: int, gaps: dict[str, list[float]]) -> None:
             continue
         q = [xs[min(len(xs) - 1, int(len(xs) * p))] for p in (0.5, 0.9, 0.99)]
         print(f"  {name:<18}" + "".join(f"{x * 1e3:>8.1f}" for x in (*q, xs[-1])))
-    order = sorted(range(count), key=lambda i: gaps["charged (f−a)"][i])[-5:]
-    print("  the 5 most charged decisions: " + "; ".join(
-        "/".join(f"{gaps[k][i] * 1e3:.0f}" for k in GAPS[:6]) for i in order
-    ) + "  (a→b/a→c/c→d/d→e/e→f/f→g)")
-    think_max = max(gaps["c→d think"], default=0.0)
-    charged_max = max(gaps["charged (f−a)"], default=0.0)
-    print(f"  max charged − max think: {(charged_max - think_max) * 1e3:.1f} ms")
+    order = sorted(range(count), key=lambda i: gaps["charged, read"][i])[-5:]
+    print(
+        "  the 5 slowest reads: "
+        + "; ".join("/".join(f"{gaps[k][i] * 1e3:.0f}" for k in GAPS[:7]) for i in order)
+        + "  (a→b/a→c/c→d/d→e/e→f/f→g/f−bound)"
+    )
+    own = max(gaps["own (c→e)"], default=0.0)
+    for how in ("read", "bound"):
+        most = max(gaps[f"charged, {how}"], default=0.0)
+        print(f"  max charged ({how}) − max own: {(most - own) * 1e3:.1f} ms")
 
 
 async def main(levels: list[int]) -> None:
@@ -281,7 +260,4 @@ if __name__ == "__main__":
     die_with_parent()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--levels", type=int, nargs="*", default=[50, 250], help="50 250")
-    parser.add_argument("--dump", default="", help="write raw timestamps to DUMP.N.json")
-    parsed = parser.parse_args()
-    DUMP = parsed.dump
-    trio.run(main, parsed.levels)
+    trio.run(main, parser.parse_args().levels)

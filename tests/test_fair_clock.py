@@ -73,7 +73,9 @@ async def _bot(server: ArenaServer, token: str, argv: list[str]) -> None:
 
 async def test_an_honest_bot_is_charged_its_thinking_on_a_busy_loop() -> None:
     local = {s: make_bot("random", s) for s in (0, 3)}
-    spec = MatchSpec(RuleSet.from_mapping({"deals": 1}), 5, TC, FaultPolicy(max_faults=50), local=local)
+    spec = MatchSpec(
+        RuleSet.from_mapping({"deals": 1}), 5, TC, FaultPolicy(max_faults=50), local=local
+    )
     async with open_arena_server() as server:
         hosted = server.host.create(spec)
         hog = Hog(server.grpc.loop)
@@ -81,7 +83,9 @@ async def test_an_honest_bot_is_charged_its_thinking_on_a_busy_loop() -> None:
             async with trio.open_nursery() as nursery:
                 thinker = [str(HOSTILE / "thinker.py"), str(THINK)]
                 nursery.start_soon(_bot, server, hosted.tokens[THINKER], thinker)
-                nursery.start_soon(_bot, server, hosted.tokens[SLEEPY], [str(HOSTILE / "sleepy.py"), "3"])
+                nursery.start_soon(
+                    _bot, server, hosted.tokens[SLEEPY], [str(HOSTILE / "sleepy.py"), "3"]
+                )
                 hog.start()
                 await hosted.done.wait()
                 hog.stop()

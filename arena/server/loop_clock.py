@@ -37,7 +37,7 @@ from typing import Any
 WAITED = 0.0005  # s
 
 
-class IterationClock(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+class IterationClock(selectors.DefaultSelector):
     """The selector of the gRPC thread's loop, keeping the latest iterations' starts."""
 
     def __init__(self) -> None:

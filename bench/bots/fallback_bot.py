@@ -3,9 +3,11 @@ with its fallback.
 
 It asks for ``VERDICT_FAULTS_ONLY`` (accepted answers acknowledged on the next message)
 when the protocol it was built with has it, unless ``--every-verdict``. With
-``--think-ms`` it sleeps that long before each answer and measures its own think time
-(request read → answer written), reported as ``think_p50``/``think_p99``/``think_max``
-(seconds) so that the load benchmark can set the time it was charged against it.
+``--think-ms`` it sleeps that long before each answer and measures its own time, request
+read → its answer's write returned (the sleep, its lateness on this process's loop, the
+write: all this process spent on the decision), reported as ``think_p50``/``think_p99``/
+``think_max`` (seconds) so that the load benchmark can set what it was charged against
+it; ``--trace FILE`` writes each answer's timestamps (bench/clock_parts.py).
 
 One process can play one seat (``--token``, as ``arena match`` launches bots) or many
 (``--tokens-file``, one token per line, ``-`` for stdin: each gets its own stream and its own TCP
@@ -118,12 +120,12 @@ async def play(
                     if think:
                         await asyncio.sleep(think)
                         thought_at = time.perf_counter()
-                        tally.thinks.append(thought_at - read_at)
                     await call.write(answer)
+                    written_at = time.perf_counter()
+                    if think:  # its own time: the request read to the answer handed over
+                        tally.thinks.append(written_at - read_at)
                     if trace:
-                        tally.trace.append(
-                            (token, request.seq, read_at, thought_at, time.perf_counter())
-                        )
+                        tally.trace.append((token, request.seq, read_at, thought_at, written_at))
                     tally.requests += 1
                     tally.request_bytes += message.ByteSize()
                     tally.action_bytes += answer.ByteSize()

@@ -16,12 +16,15 @@ back — unless the loop sat idle in ``select()`` in between, in which case it w
 answer's wake-up (or one just before it) that ended the wait: the start of the previous
 iteration. :meth:`IterationClock.arrived` returns that bound.
 
-Trade-off, and why a bot cannot exploit it: the bound is never later than the true
-arrival (the server's lag is never charged), and earlier by at most the loop's own busy
-time of about one iteration — time the server spent on other streams, which one bot
-cannot stretch (its messages are bounded, a flood is dropped: docs/limits.md). The
-trio deadline is untouched: a bot that does not answer in its decision time plus bank
-still times out at that deadline, whatever the loop's lag.
+Trade-off, and why a bot cannot exploit it: the bound is not later than the answer's
+arrival in the loop's mailbox (give or take the loop thread's own wake-up after an idle
+wait), so the loop's backlog is not charged; it can be earlier by about one iteration —
+the loop's busy time on other streams, which one bot cannot stretch (its messages are
+bounded, a flood is dropped: docs/limits.md) — so a bot may be charged that much less
+than its time, never more. What it cannot see stays charged: the wait before the
+mailbox, in gRPC's own threads (docs/architecture.md, "Fair clocks under load"). The trio
+deadline is untouched: a bot that does not answer in its decision time plus bank still
+times out at that deadline, whatever the loop's lag.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ class IterationClock(selectors.DefaultSelector):
         super().__init__()
         now = time.perf_counter()
         # when the select() of the current iteration and of the two before it returned
-        # (perf_counter s), and whether the previous one waited (the loop was idle)
+        # (perf_counter s), and whether the current one and the one before waited (idle)
         self.began = self.began_1 = self.began_2 = now
         self.idle = self.idle_1 = False
 
@@ -57,8 +60,9 @@ class IterationClock(selectors.DefaultSelector):
         return ready
 
     def arrived(self) -> float:
-        """The latest time an I/O completion seen now surely came after (perf_counter s):
-        call it first thing where the coroutine awaiting the completion resumes."""
+        """A time the I/O completion just seen reached the loop after, as late as the
+        loop can tell (perf_counter s): call it first thing where the coroutine awaiting
+        the completion resumes."""
         return self.began_1 if self.idle_1 else self.began_2
 
 

@@ -321,7 +321,8 @@ def selfplay_rate() -> float:
     """``arena selfplay --json`` decisions/s: four random bots, no invariant checks."""
     argv = [sys.executable, "-m", "arena.cli.main", "selfplay", "--json", "--no-check"]
     argv += ["--bots", "random,random,random,random", "--matches", "6", "--seed", "1"]
-    done = subprocess.run(argv, capture_output=True, text=True, check=True)
+    # cwd: not the worktree, which ``-m`` would put ahead of PYTHONPATH's older checkout
+    done = subprocess.run(argv, capture_output=True, text=True, check=True, cwd="/")
     return float(json.loads(done.stdout)["decisions_per_s"])
 
 

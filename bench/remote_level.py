@@ -222,7 +222,10 @@ def create(target: str, count: int, deals: int) -> list[pb.CreateMatchResponse]:
 
 async def start_server(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
-        server = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+        # not from the worktree: ``python -m`` puts the working directory first on sys.path,
+        # ahead of PYTHONPATH's older checkout
+        cwd = log.parent
+        server = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
     with trio.move_on_after(120):
         while "arena serving on" not in log.read_text():
             if server.poll() is not None:

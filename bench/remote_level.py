@@ -89,21 +89,26 @@ def family(pid: int) -> list[int]:
     return out
 
 
+def memory_of(pid: int) -> tuple[float, float]:
+    """A process's resident memory now and at its peak (VmRSS, VmHWM), in MiB."""
+    rss = hwm = 0.0
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return rss, hwm
+    for line in lines:
+        key, _, value = line.partition(":")
+        if key == "VmRSS":
+            rss = int(value.split()[0]) / 1024
+        elif key == "VmHWM":
+            hwm = int(value.split()[0]) / 1024
+    return rss, hwm
+
+
 def memory_mib(pids: list[int]) -> tuple[float, float]:
     """Summed resident memory now and summed peaks (VmRSS, VmHWM) of ``pids``, in MiB."""
-    rss = hwm = 0.0
-    for pid in pids:
-        try:
-            lines = Path(f"/proc/{pid}/status").read_text().splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            key, _, value = line.partition(":")
-            if key == "VmRSS":
-                rss += int(value.split()[0]) / 1024
-            elif key == "VmHWM":
-                hwm += int(value.split()[0]) / 1024
-    return rss, hwm
+    each = [memory_of(pid) for pid in pids]
+    return sum(m[0] for m in each), sum(m[1] for m in each)
 
 
 def cpu_of(pids: list[int]) -> float:
@@ -274,6 +279,7 @@ async def _play_level(
     notes: list[str] = []
     pids = family(server.pid)
     rss_base, _ = memory_mib(pids)
+    base_of = {pid: memory_of(pid)[0] for pid in pids}
     created = await trio.to_thread.run_sync(create, target, n + PROBES, deals)
     hosted, probes = created[:n], created[n:]
     cpu_base, bots_base = cpu_of(pids), children_cpu()
@@ -299,6 +305,8 @@ async def _play_level(
         _, rss_peak = memory_mib(pids)
         rss_after, _ = memory_mib(pids)
         cpu_bots = children_cpu() - bots_base
+        grown = [f"{base_of.get(pid, 0):.0f}→{memory_of(pid)[1]:.0f}" for pid in pids]
+        notes.append(f"RSS MiB by process (front first), start → peak: {', '.join(grown)}")
         try:
             outs += await spawner.wait_all(procs[2:], timeout=30)
         except (RuntimeError, trio.TooSlowError) as exc:

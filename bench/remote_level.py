@@ -306,7 +306,10 @@ async def _play_level(
         rss_after, _ = memory_mib(pids)
         cpu_bots = children_cpu() - bots_base
         grown = [f"{base_of.get(pid, 0):.0f}→{memory_of(pid)[1]:.0f}" for pid in pids]
-        notes.append(f"RSS MiB by process (front first), start → peak: {', '.join(grown)}")
+        notes.append(
+            f"RSS MiB by process (front first), start → peak: {', '.join(grown)}; the sum "
+            f"sampled every 100 ms peaked at {sampler.rss_peak:.0f}"
+        )
         try:
             outs += await spawner.wait_all(procs[2:], timeout=30)
         except (RuntimeError, trio.TooSlowError) as exc:

@@ -369,9 +369,17 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--deals", type=int, default=1, help="deals per match in part B")
     parser.add_argument("--cap", type=float, default=None, help="seconds per level (120)")
     parser.add_argument(
-        "--workers", type=int, default=0, help="serve part B with arena serve --workers N"
+        "--workers",
+        type=int,
+        default=0,
+        help="serve part B with arena serve --workers N (default 0: one process)",
     )
-    parser.add_argument("--bot", choices=BOTS, default="python", help="part B's bots")
+    parser.add_argument(
+        "--bot",
+        choices=BOTS,
+        default="python",
+        help="part B's bulk bots: fallback_bot.py, or cpp (make -C bench/bots/cpp first)",
+    )
     parser.add_argument("--only", choices=["a", "b"], default=None, help="run one part")
     parser.add_argument("--json-out", default=None, help="write the goals' figures here")
     parser.add_argument("--baseline", default=None, help="a --json-out of an earlier run")

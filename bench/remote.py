@@ -67,7 +67,7 @@ from remote_kit import (  # bench/remote_kit.py: the script's directory is on sy
     die_with_parent,
     replay_raw,
 )
-from remote_level import BOTS, PROBES, THINK_MS, has_workers, level_report
+from remote_level import BOTS, PROBES, THINK_MS, level_report, served_by
 from server_cpu import diff, thread_cpu  # bench/server_cpu.py: CPU per thread
 
 from arena.cli.logs import configure_logging
@@ -244,12 +244,6 @@ def print_a(a: PartA) -> None:
 
 
 # ------------------------------------------------------------------------ part B
-
-
-def served_by(workers: int) -> str:
-    if workers:
-        return f"arena serve --workers {workers} (a front, {workers} worker processes)"
-    return "one process: arena serve " + ("--workers 1" if has_workers() else "(no workers)")
 
 
 async def part_b(args: argparse.Namespace, spawner: Spawner) -> list[Any]:

@@ -48,6 +48,13 @@ def has_workers() -> bool:
     return importlib.util.find_spec("arena.cli.serve_workers") is not None
 
 
+def served_by(workers: int) -> str:
+    """What serves the level, for its table's title."""
+    if workers:
+        return f"arena serve --workers {workers} (a front, {workers} worker processes)"
+    return "one process: arena serve " + ("--workers 1" if has_workers() else "(no workers)")
+
+
 def serve_argv(workers: int, port: int, records: Path, matches: int, cap: float) -> list[str]:
     argv = [PY, "-m", "arena.cli.main", "serve", "--listen", f"127.0.0.1:{port}",
             "--records", str(records), "--open", "--log-level", "warning",

@@ -119,8 +119,8 @@ def print_summary(g: dict[str, float], before: dict[str, float] | None) -> None:
         )
         if "load_cycle_p99_ms" in g:
             cycle = f"{g['load_cycle_p99_ms']:.1f} ms"
-            rows.append((f"{n} matches: p99 cycle (+ turnaround)", cycle, "", "(for reading)"))
-            rows[-1] += (True, ratio("load_cycle_p99_ms"))
+            name = f"{n} matches: p99 cycle (+ turnaround)"
+            rows.append((name, cycle, "", "(for reading)", True, ratio("load_cycle_p99_ms")))
         rows.append(
             (
                 f"{n} matches: RSS per match",
@@ -143,8 +143,8 @@ def print_summary(g: dict[str, float], before: dict[str, float] | None) -> None:
         )
         if "load_bot_cpu_us" in g:
             bots = f"{g['load_bot_cpu_us']:.0f} µs"
-            rows.append((f"{n} matches: bots' CPU per decision", bots, "", "(for reading)"))
-            rows[-1] += (True, ratio("load_bot_cpu_us"))
+            name = f"{n} matches: bots' CPU per decision"
+            rows.append((name, bots, "", "(for reading)", True, ratio("load_bot_cpu_us")))
         over = g["load_charged_over_think_ms"]
         rows.append(
             (

@@ -122,11 +122,14 @@ async def open_workers_server(
 
 def _remote_credentials(tls: ServerTls | None) -> grpc.ChannelCredentials | None:
     """How the front calls a worker that joined from another host: TLS when the front
-    serves TLS, trusting its --tls-client-ca (else the system's roots); plaintext (then
-    only a worker on this host may join, :mod:`.join`)."""
+    serves TLS, trusting its --tls-client-ca (else the system's roots) and presenting
+    its own certificate to a worker that asks for one (a worker with --tls-client-ca);
+    plaintext (then only a worker on this host may join, :mod:`.join`)."""
     if tls is None:
         return None
-    return grpc.ssl_channel_credentials(root_certificates=tls.client_ca)
+    return grpc.ssl_channel_credentials(
+        root_certificates=tls.client_ca, private_key=tls.key, certificate_chain=tls.cert
+    )
 
 
 async def _web(

@@ -141,7 +141,8 @@ def test_the_front_serves_the_event_pages_and_every_link_works(tmp_path: Path) -
                 pb.CreateMatchRequest(), metadata=bearer(token)
             ).seat_tokens[0]
         pages = ("/events", "/events/cup", "/api/events", "/api/events/cup/standings",
-                 "/", "/api/matches")  # fmt: skip
+                 "/", "/api/matches", f"/matches/{matches[0].match_id}",
+                 f"/matches/{matches[0].match_id}/events")  # fmt: skip
         for path in pages:
             assert get(base + path)[0] == 401, path  # anonymous
             assert get(base + path, "not-a-token")[0] == 401, path

@@ -10,7 +10,8 @@ the worker that hosts it (a viewer's token cookie is sent to every port of the h
 ``/`` lists them all, as one server's list page does. With a competition database the
 front also serves the competition's pages (``/events``...: the front runs the lobby and
 holds the database), judged by the same access check as one server's pages
-(:func:`arena.http.app.page_guard`); so are ``/`` and ``/api/matches``.
+(:func:`arena.http.app.page_guard`); so are ``/``, ``/api/matches`` and the
+redirects (an anonymous client gets 401 here, as from one server, not a worker's port).
 """
 
 from __future__ import annotations
@@ -147,7 +148,10 @@ def front_app(
             return checked
         return HTMLResponse(list_page(await rows(request)))
 
-    async def match(request: Request) -> RedirectResponse | PlainTextResponse:
+    async def match(request: Request) -> Response:
+        checked = guard(request)  # refused here as one server refuses (the worker checks too)
+        if isinstance(checked, Response):
+            return checked
         match_id = request.path_params["match_id"]
         bases = pages()
         index = where(match_id)

@@ -8,6 +8,9 @@ token, the worker's TLS credentials: the same call the front forwards for organi
 and keeps a copy in its own folder. The copy is written beside its final name and
 renamed when whole, so a reader (the lobby, ``arena replay``, a restart's resume scan)
 never sees half of it; a record already there and complete (shared storage) is kept.
+The copy must be the match's own (its header names it) and no bigger than
+``MAX_RECORD_BYTES``: a confused or hostile worker cannot fill the front's disk or
+hand it another match's record.
 """
 
 from __future__ import annotations
@@ -26,13 +29,19 @@ from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 TRIES = 5  # a finished match's record is whole; a few tries cover a slow disk
+MAX_RECORD_BYTES = 64 << 20  # a whole match to A is well under a megabyte
 
 
-def complete(path: Path) -> bool:
+def complete(path: Path, match_id: str = "") -> bool:
+    """Whether ``path`` holds a complete record (of ``match_id``, if given)."""
     try:
-        return path.is_file() and read_record(path).complete
+        if not path.is_file():
+            return False
+        record = read_record(path)
     except (RecordError, OSError):
         return False
+    named = record.header.match_id if record.header is not None else None
+    return record.complete and (not match_id or named == match_id)
 
 
 def copy_record(address: str, credentials: Any, token: str, match_id: str, folder: Path) -> Path:
@@ -45,9 +54,21 @@ def copy_record(address: str, credentials: Any, token: str, match_id: str, folde
     if not is_match_id(match_id):
         raise ArenaError(f"not a match id: {match_id!r}")
     target = folder / f"{match_id}.jsonl"
-    if complete(target):  # the worker writes into the front's folder (shared storage)
+    if complete(target, match_id):  # written into the front's folder (shared storage)
         return target
     part = folder / f".{match_id}.jsonl.part"  # not *.jsonl: no resume scan picks it up
+    try:
+        problem = _fetch(address, credentials, token, match_id, part)
+        if not problem:
+            os.replace(part, target)
+            return target
+    finally:
+        part.unlink(missing_ok=True)
+    raise ArenaError(f"the record of {match_id} from {address}: {problem}")
+
+
+def _fetch(address: str, credentials: Any, token: str, match_id: str, part: Path) -> str:
+    """Write the worker's record of ``match_id`` to ``part``; "" or why it could not."""
     channel = (
         grpc.secure_channel(address, credentials)
         if credentials is not None
@@ -55,25 +76,27 @@ def copy_record(address: str, credentials: Any, token: str, match_id: str, folde
     )
     request = pb.FetchRecordRequest(match_id=match_id, full=True)
     metadata = (("authorization", f"Bearer {token}"),)
-    problem = "an incomplete record"
+    problem = "an incomplete record, or another match's"
     with channel:
         stub = pb_grpc.MatchesStub(channel)
         for attempt in range(TRIES):
+            size = 0
             try:
                 with part.open("w", encoding="utf-8") as out:
                     for chunk in stub.FetchRecord(request, metadata=metadata, timeout=60):
+                        size += len(chunk.line) + 1
+                        if size > MAX_RECORD_BYTES:
+                            return f"over {MAX_RECORD_BYTES >> 20} MiB"
                         out.write(chunk.line + "\n")
             except grpc.RpcError as exc:
                 problem = f"{exc.code().name}: {exc.details()}"
                 if exc.code() is grpc.StatusCode.NOT_FOUND:
-                    break  # no record on disk (it never started)
+                    return problem  # no record on disk (it never started)
             else:
-                if complete(part):
-                    os.replace(part, target)
-                    return target
+                if complete(part, match_id):
+                    return ""
             time.sleep(0.2 * (attempt + 1))
-    part.unlink(missing_ok=True)
-    raise ArenaError(f"the record of {match_id} from {address}: {problem}")
+    return problem
 
 
 __all__ = ["copy_record"]

@@ -8,7 +8,9 @@ so the front gives the event's matches to the joined worker (fewest live matches
 first). The joined worker plays event matches to their end (the front copies each
 record into its own folder before reading the result); then it is SIGKILLed mid-match:
 its unfinished match goes back in the queue and is played on a local worker, and the
-standings count every match once, each from one complete, verified record.
+standings count every match once, each from one complete, verified record. Every match
+link of the event's page on the front's ``--http`` opens (the joined worker's matches
+from the front's copy of their records).
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ import os
 import signal
 import subprocess
 from pathlib import Path
+from urllib.parse import urljoin
 
 import grpc
 import pytest
 from competitionkit import arena, assert_each_match_played_once, start_bot, wait_for
 from servekit import Serve, bearer, start_serve
+from test_workers_events_web import WEB, get, links
 from test_workers_join import JOINED, joining
 
 from arena.competition.store import open_store
@@ -48,9 +52,8 @@ def test_an_event_on_a_joined_worker_survives_its_death(tmp_path: Path) -> None:
                     "--no-duplicate", "--connect-timeout", "20",
                     database=database)  # fmt: skip
     assert created.returncode == 0, created.stderr
-    front: Serve = start_serve(
-        tmp_path, "--database", database, "--workers", "2", "--log-json", "--join-timeout", "600"
-    )
+    front: Serve = start_serve(tmp_path, "--database", database, "--workers", "2", "--log-json",
+                               "--join-timeout", "600", "--http", "127.0.0.1:0")  # fmt: skip
     remote: subprocess.Popen[bytes] | None = None
     bots: list[subprocess.Popen[bytes]] = []
     channel = grpc.insecure_channel(front.target)
@@ -84,6 +87,18 @@ def test_an_event_on_a_joined_worker_survives_its_death(tmp_path: Path) -> None:
         cut = {i for i in on_the_joined_worker() if not complete(there / f"{i}.jsonl")}
         assert cut, "a match was running on the joined worker"
         wait_for(lambda: db.event("cup").state == "finished", 180, "the event to finish")
+        # the leaderboard's links work through the front: a joined worker's finished
+        # match from the front's copy of its record (that worker serves no pages)
+        found = WEB.search(front.log.read_text())
+        assert found is not None
+        base = found[1]
+        status, board, _ = get(f"{base}/events/cup", front.token)
+        assert status == 200
+        for href in [h for h in links(board) if h.startswith("../matches/")]:
+            url = urljoin(f"{base}/events/cup", href)
+            status, page, _ = get(url, front.token)
+            assert status == 200 and href.rsplit("/", 1)[1] in page, (href, status, page[:200])
+            assert get(url)[0] == 401  # anonymous, as on one process
     finally:
         for bot in bots:
             bot.kill()

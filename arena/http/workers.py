@@ -21,6 +21,7 @@ import json
 import logging
 import urllib.request
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -43,6 +44,9 @@ from starlette.routing import BaseRoute, Route
 
 from arena.http.app import PageGuard, PageRoutes
 from arena.http.pages import list_page
+from arena.http.replay import replay_html
+from arena.records import RecordError, read_record
+from arena.server.archive import record_path
 
 PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -101,11 +105,14 @@ def front_app(
     where: Callable[[str], int | None],
     guard: PageGuard,
     more: Sequence[PageRoutes] = (),
+    records: Path | None = None,
 ) -> Starlette:
     """``pages()``: each worker's base URL ("" while it restarts, None for a worker that
     serves no pages: one joined from another host, or gone); ``where(id)``: the worker
     hosting a match (None: not in memory; its record is on disk); ``guard``: the pages'
-    access check; ``more``: pages of a layer above (the competition's)."""
+    access check; ``more``: pages of a layer above (the competition's); ``records``: the
+    front's folder, where a joined worker's finished event match has its copy (served
+    here as a replay: that worker serves no pages)."""
 
     def forwarded(request: Request) -> dict[str, str]:
         keep = ("authorization", "cookie")
@@ -155,7 +162,15 @@ def front_app(
         match_id = request.path_params["match_id"]
         bases = pages()
         index = where(match_id)
-        base = bases[index] if index is not None else next((b for b in bases if b), "")
+        base = bases[index] if index is not None else None
+        if base is None and request.url.path == f"/matches/{match_id}":
+            # no worker serves its page (a joined worker's, or out of every worker's
+            # memory): the replay from the front's folder, where its record is
+            over = await replay_here(match_id)
+            if over is not None:
+                return over
+        if index is None:
+            base = next((b for b in bases if b), "")
         if base is None:
             return PlainTextResponse(
                 "this match runs on a worker joined from another host, which serves no "
@@ -171,6 +186,20 @@ def front_app(
             base = f"{seen.scheme}://{asked}:{seen.port}"
         target = base + request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(target, status_code=307)
+
+    async def replay_here(match_id: str) -> Response | None:
+        """A finished match's replay from the front's own copy of its record, if any
+        (every card is public once it is over, as one server's page shows it)."""
+        path = record_path(records, match_id)
+        if path is None:
+            return None
+        try:
+            record = await trio.to_thread.run_sync(read_record, path)
+        except (RecordError, OSError):
+            return None
+        if not record.complete:
+            return None
+        return HTMLResponse(replay_html(record, back='<a href="../">all matches</a>'))
 
     routes: list[BaseRoute] = [
         Route("/", index),

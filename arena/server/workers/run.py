@@ -151,7 +151,7 @@ async def _web(
         # a joined worker serves no pages (None); "" while a local one restarts
         return [None if w.remote else w.http if w.ready else "" for w in pool.workers]
 
-    app = front_app(pages, ledger.where, page_guard(access), more)
+    app = front_app(pages, ledger.where, page_guard(access), more, pool.records)
     return await start_front_http(nursery, address, app)
 
 

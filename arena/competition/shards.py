@@ -147,7 +147,7 @@ class WorkersPlace:
         fetch = partial(copy_record, joined.address, joined.credentials,
                         tokens[0] if tokens else "", match_id, self.records)  # fmt: skip
         try:
-            await trio.to_thread.run_sync(fetch)
+            await trio.to_thread.run_sync(fetch, abandon_on_cancel=True)  # the front may stop
         except ArenaError as exc:
             log.warning("event_record_not_copied", match_id=match_id, worker=worker, error=str(exc))
             if outcome.state is MatchState.FINISHED:

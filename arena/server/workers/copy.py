@@ -29,6 +29,7 @@ from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 TRIES = 5  # a finished match's record is whole; a few tries cover a slow disk
+FETCH_S = 20.0  # per try: a worker that does not send a record in that time is stuck
 MAX_RECORD_BYTES = 64 << 20  # a whole match to A is well under a megabyte
 
 
@@ -83,7 +84,7 @@ def _fetch(address: str, credentials: Any, token: str, match_id: str, part: Path
             size = 0
             try:
                 with part.open("w", encoding="utf-8") as out:
-                    for chunk in stub.FetchRecord(request, metadata=metadata, timeout=60):
+                    for chunk in stub.FetchRecord(request, metadata=metadata, timeout=FETCH_S):
                         size += len(chunk.line) + 1
                         if size > MAX_RECORD_BYTES:
                             return f"over {MAX_RECORD_BYTES >> 20} MiB"

@@ -10,7 +10,8 @@ lobby's orders; up, the worker's ``ready`` report (its address for bots, which t
 also calls it on) and its match reports. The stream is the worker's lifeline both ways:
 when it ends the worker stops, and the front forgets its live matches (their records
 are on the worker's host: they are lost, as a match waiting for its bots is when a local
-worker dies).
+worker dies; the lobby plays its event matches again elsewhere,
+:mod:`arena.competition.shards`).
 
 Before the front counts a joined worker as ready it calls it once at the address it
 reported (``Matches.List``, with the worker's TLS credentials): a worker the front cannot

@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from remote_kit import BOT, PROBES, THINK_MS, Spawner, die_with_parent
+from remote_kit import BOT, Spawner, die_with_parent
+from remote_level import PROBES, THINK_MS
 
 from arena.cli.logs import configure_logging
 from arena.referee import TimeControl

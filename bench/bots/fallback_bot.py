@@ -90,7 +90,7 @@ async def play(
 ) -> None:
     """One seat, following redirects to the worker hosting it (:func:`seat`)."""
     for _ in range(MAX_MOVES + 1):
-        moved = await seat(server, token, tally, every, think, opening)
+        moved = await seat(server, token, tally, every, think, opening, trace)
         if moved is None:
             return
         tally.redirects += 1
@@ -117,6 +117,7 @@ async def seat(
     every: bool,
     think: float,
     opening: asyncio.Semaphore | None = None,
+    trace: bool = False,
 ) -> str | None:
     """One seat: hello, then answer each request with its fallback until MatchEnd; the
     address it was redirected to, if it was.

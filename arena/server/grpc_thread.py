@@ -19,6 +19,8 @@ from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from arena.server import loop_clock
+
 __all__ = [
     "GrpcServerConfig",
     "GrpcServerError",
@@ -198,7 +200,9 @@ class GrpcThread:
 
     def _thread_main(self) -> None:
         try:
-            asyncio.run(self._serve())
+            # the loop's selector times its iterations: the edge's arrival clock (loop_clock)
+            with asyncio.Runner(loop_factory=loop_clock.new_event_loop) as runner:
+                runner.run(self._serve())
         except BaseException as error:  # handed to start()/stop() in the caller's thread
             self._error = error
         finally:

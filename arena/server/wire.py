@@ -29,6 +29,7 @@ from arena.referee import FaultKind
 from arena.server import convert, request_wire
 from arena.server.event_table import event_to_pb
 from arena.server.limits import Limits, string_problem
+from arena.server.loop_clock import IterationClock, running_clock
 from arena.server.traffic import (
     PROTOCOL,
     Answer,
@@ -139,7 +140,7 @@ class EventCache:
 class SeatWire:
     """One Play stream's conversions and edge clock (asyncio thread only)."""
 
-    __slots__ = ("cache", "limits", "mode", "sent_at", "sent_seq")
+    __slots__ = ("cache", "clock", "limits", "mode", "sent_at", "sent_seq")
 
     def __init__(self, cache: EventCache, mode: VerdictMode, limits: Limits) -> None:
         self.cache = cache
@@ -147,6 +148,8 @@ class SeatWire:
         self.limits = limits
         self.sent_seq = 0  # the latest request written, and when (perf_counter s)
         self.sent_at = 0.0
+        # made on the gRPC thread's loop: when an answer surely reached it (loop_clock)
+        self.clock: IterationClock | None = running_clock()
 
     def encode(self, item: Outgoing) -> bytes:
         """``item`` as the bytes to write (the Play stream writes bytes as they are). A
@@ -198,8 +201,11 @@ class SeatWire:
     def answer(self, message: pb.BotMessage) -> Answer | Malformed:
         """A bot's message as the referee reads it, bounded (docs/limits.md): more than
         ``max_cards`` cards or a string over ``max_string`` is MALFORMED, as is anything
-        but an Action. Stamped with the bot's time if it answers the latest request."""
-        arrived = time.perf_counter()
+        but an Action. Stamped with the bot's time if it answers the latest request: from
+        the request's write to the answer's arrival at the loop, not to this read's turn
+        on a busy loop (:meth:`IterationClock.arrived`), never less than nothing."""
+        clock = self.clock
+        arrived = clock.arrived() if clock is not None else time.perf_counter()
         kind = message.WhichOneof("kind")
         if kind != "action":
             what = "a second Hello" if kind == "hello" else "an empty message"
@@ -212,7 +218,7 @@ class SeatWire:
         if len(action.reason) > limits.max_string:  # its one string (string_problem's words)
             return Malformed(f"Action.{string_problem(action, limits)}")
         seq = action.seq
-        latency = arrived - self.sent_at if seq == self.sent_seq else None
+        latency = max(arrived - self.sent_at, 0.0) if seq == self.sent_seq else None
         size = action.ByteSize()
         if action.fault != pb.FAULT_NONE:
             kind_ = _SELF_REPORTED.get(action.fault, FaultKind.MALFORMED)

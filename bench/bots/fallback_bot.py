@@ -3,15 +3,21 @@ with its fallback.
 
 It asks for ``VERDICT_FAULTS_ONLY`` (accepted answers acknowledged on the next message)
 when the protocol it was built with has it, unless ``--every-verdict``. With
-``--think-ms`` it sleeps that long before each answer and measures its own think time
-(request read → answer written), reported as ``think_p50``/``think_p99``/``think_max``
-(seconds) so that the load benchmark can set the time it was charged against it.
+``--think-ms`` it sleeps that long before each answer and measures its own time, request
+read → its answer's write returned (the sleep, its lateness on this process's loop, the
+write: all this process spent on the decision), reported as ``think_p50``/``think_p99``/
+``think_max`` (seconds) so that the load benchmark can set what it was charged against
+it; ``--trace FILE`` writes each answer's timestamps (bench/clock_parts.py).
 
 One process can play one seat (``--token``, as ``arena match`` launches bots) or many
 (``--tokens-file``, one token per line, ``-`` for stdin: each gets its own stream and its own TCP
 connection, all on one asyncio loop), so the load benchmark needs a couple of client
 processes, not a thousand. On exit it prints one JSON line to stdout: requests answered,
 mean serialized request and action sizes, and any stream errors.
+
+Like botkit, a seat sent to the front of ``arena serve --workers N`` follows the redirect
+at Hello (``FAILED_PRECONDITION`` with the trailing metadata ``arena-seat-address``) to the
+worker hosting its match (``redirects`` in the report).
 
     python bench/bots/fallback_bot.py --server HOST:PORT --token TOKEN
     python bench/bots/fallback_bot.py --server HOST:PORT --tokens-file FILE
@@ -50,8 +56,11 @@ class Tally:
     ended: int = 0
     verdicts: int = 0  # Verdict messages received
     acks: int = 0  # acknowledgements that rode on another message
+    redirects: int = 0  # seats sent on to a worker by the front
     errors: list[str] = field(default_factory=list)
     thinks: list[float] = field(default_factory=list)  # s, with --think-ms
+    # with --trace: (token, seq, read returned, think ended, write returned), perf_counter s
+    trace: list[tuple[str, int, float, float, float]] = field(default_factory=list)
 
 
 def open_channel(server: str) -> grpc.aio.Channel:
@@ -64,6 +73,8 @@ def open_channel(server: str) -> grpc.aio.Channel:
     return grpc.aio.secure_channel(server, credentials, options=CHANNEL_OPTIONS)
 
 
+SEAT_ADDRESS = "arena-seat-address"  # trailing metadata of a redirected Play (workers)
+MAX_MOVES = 3  # redirects followed for one seat before it gives up
 OPENING = 64  # streams of one process opening at once (a load level opens hundreds)
 OPEN_FOR = 60.0  # seconds a seat keeps trying to open its stream on an overloaded server
 
@@ -75,8 +86,41 @@ async def play(
     every: bool,
     think: float,
     opening: asyncio.Semaphore | None = None,
+    trace: bool = False,
 ) -> None:
-    """One seat: hello, then answer each request with its fallback until MatchEnd.
+    """One seat, following redirects to the worker hosting it (:func:`seat`)."""
+    for _ in range(MAX_MOVES + 1):
+        moved = await seat(server, token, tally, every, think, opening, trace)
+        if moved is None:
+            return
+        tally.redirects += 1
+        server = moved
+    tally.errors.append(f"more than {MAX_MOVES} redirects in a row")
+
+
+def moved_to(exc: grpc.RpcError) -> str | None:
+    """The worker's address when the front refused this seat with a redirect."""
+    if not isinstance(exc, grpc.aio.AioRpcError):
+        return None
+    if exc.code() != grpc.StatusCode.FAILED_PRECONDITION:
+        return None
+    for key, value in exc.trailing_metadata() or ():
+        if key == SEAT_ADDRESS:
+            return value if isinstance(value, str) else value.decode()
+    return None
+
+
+async def seat(
+    server: str,
+    token: str,
+    tally: Tally,
+    every: bool,
+    think: float,
+    opening: asyncio.Semaphore | None = None,
+    trace: bool = False,
+) -> str | None:
+    """One seat: hello, then answer each request with its fallback until MatchEnd; the
+    address it was redirected to, if it was.
 
     Opening the stream (connection, the referee's initial metadata, the Hello) is retried
     until :data:`OPEN_FOR` runs out, at most :data:`OPENING` at a time per process: with
@@ -89,11 +133,14 @@ async def play(
                 channel, call = await open_stream(server, token, every)
             break
         except (grpc.RpcError, asyncio.InvalidStateError) as exc:
+            moved = moved_to(exc) if isinstance(exc, grpc.RpcError) else None
+            if moved is not None:
+                return moved
             if time.monotonic() > give_up or (
                 isinstance(exc, grpc.RpcError) and exc.code() != grpc.StatusCode.UNAVAILABLE
             ):
                 tally.errors.append(f"opening: {exc}"[:300])
-                return
+                return None
             await asyncio.sleep(0.2)
     async with channel:
         try:
@@ -111,10 +158,16 @@ async def play(
                     answer = pb.BotMessage(
                         action=pb.Action(seq=request.seq, cards=request.fallback.cards)
                     )
+                    thought_at = read_at
                     if think:
                         await asyncio.sleep(think)
-                        tally.thinks.append(time.perf_counter() - read_at)
+                        thought_at = time.perf_counter()
                     await call.write(answer)
+                    written_at = time.perf_counter()
+                    if think:  # its own time: the request read to the answer handed over
+                        tally.thinks.append(written_at - read_at)
+                    if trace:
+                        tally.trace.append((token, request.seq, read_at, thought_at, written_at))
                     tally.requests += 1
                     tally.request_bytes += message.ByteSize()
                     tally.action_bytes += answer.ByteSize()
@@ -125,9 +178,14 @@ async def play(
                     break
             await call.done_writing()
         except grpc.RpcError as exc:
+            moved = moved_to(exc)
+            if moved is not None:
+                tally.streams -= 1
+                return moved
             tally.errors.append(f"{exc.code().name}: {exc.details()}")
         except asyncio.InvalidStateError as exc:  # the call failed before Hello (overload)
             tally.errors.append(f"{type(exc).__name__}: {exc}")
+    return None
 
 
 async def open_stream(server: str, token: str, every: bool) -> tuple[grpc.aio.Channel, Any]:
@@ -146,10 +204,12 @@ async def open_stream(server: str, token: str, every: bool) -> tuple[grpc.aio.Ch
     return channel, call
 
 
-async def main(server: str, tokens: list[str], every: bool, think: float) -> Tally:
+async def main(
+    server: str, tokens: list[str], every: bool, think: float, trace: bool = False
+) -> Tally:
     tally = Tally()
     opening = asyncio.Semaphore(OPENING)
-    await asyncio.gather(*(play(server, t, tally, every, think, opening) for t in tokens))
+    await asyncio.gather(*(play(server, t, tally, every, think, opening, trace) for t in tokens))
     return tally
 
 
@@ -172,6 +232,7 @@ def cli() -> int:
     parser.add_argument("--tokens-file", default=None, help="one token a line (- = stdin)")
     parser.add_argument("--every-verdict", action="store_true", help="a Verdict per answer")
     parser.add_argument("--think-ms", type=float, default=0.0, help="sleep before each answer")
+    parser.add_argument("--trace", default=None, help="write each answer's timestamps here")
     args = parser.parse_args()
     if args.tokens_file == "-":
         tokens = [line.strip() for line in sys.stdin if line.strip()]
@@ -183,8 +244,13 @@ def cli() -> int:
     if not all(tokens):
         print("fallback_bot: no seat token", file=sys.stderr)
         return 2
-    tally = asyncio.run(main(args.server, tokens, args.every_verdict, args.think_ms / 1000))
+    think = args.think_ms / 1000
+    tally = asyncio.run(main(args.server, tokens, args.every_verdict, think, bool(args.trace)))
+    if args.trace:
+        with open(args.trace, "w", encoding="utf-8") as out:
+            json.dump(tally.trace, out)
     report = asdict(tally)
+    report.pop("trace")
     thinks = sorted(report.pop("thinks"))
     if thinks:
         n = len(thinks)

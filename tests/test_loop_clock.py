@@ -1,0 +1,76 @@
+"""The gRPC loop's arrival bound (arena/server/loop_clock.py) on a real asyncio loop.
+
+A reader coroutine awaits a socket the way the Play stream awaits gRPC's wake-up socket:
+a reader callback completes a future and the coroutine resumes one iteration later. A
+thread writes the "answer" at a known time; the loop is either blocked (a callback that
+holds it, as a loop serving hundreds of streams does) or idle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+
+from arena.server.loop_clock import IterationClock, new_event_loop, running_clock
+
+BLOCK = 0.2  # s the loop is held
+WRITE_AT = 0.05  # s into the block (or into the idle wait) the answer is written
+
+
+def _arrival(block: bool) -> tuple[float, float, float, float]:
+    """(asked, written, read, arrived): when the wait began, when the thread wrote, when
+    the reading coroutine resumed, and the clock's bound then."""
+    ours, theirs = socket.socketpair()
+    ours.setblocking(False)
+    written: list[float] = []
+
+    def write_later() -> None:
+        time.sleep(WRITE_AT)
+        written.append(time.perf_counter())
+        theirs.send(b"x")
+
+    async def main() -> tuple[float, float, float, float]:
+        loop = asyncio.get_running_loop()
+        clock = running_clock()
+        assert isinstance(clock, IterationClock)
+        await asyncio.sleep(0.01)  # a few quiet iterations first
+        asked = time.perf_counter()
+        threading.Thread(target=write_later).start()
+        if block:
+            loop.call_soon(time.sleep, BLOCK)  # the loop held: no select() meanwhile
+        await loop.sock_recv(ours, 1)
+        read, arrived = time.perf_counter(), clock.arrived()
+        return asked, written[0], read, arrived
+
+    loop = new_event_loop()
+    try:
+        return loop.run_until_complete(main())
+    finally:
+        loop.close()
+        ours.close()
+        theirs.close()
+
+
+def test_a_blocked_loop_is_not_charged() -> None:
+    asked, written, read, arrived = _arrival(block=True)
+    assert read - written >= BLOCK - WRITE_AT - 0.01  # it did wait out the block
+    assert arrived <= written  # ...which is not counted
+    assert arrived >= asked - 0.005  # and not earlier than the iteration that held it
+
+
+def test_an_idle_loop_charges_the_whole_wait() -> None:
+    asked, written, read, arrived = _arrival(block=False)
+    assert arrived >= written - 0.002  # the idle wait before the answer is not credited
+    assert arrived - asked >= WRITE_AT - 0.002
+    assert arrived <= read
+
+
+def test_no_clock_outside_the_grpc_loop() -> None:
+    assert running_clock() is None
+    assert asyncio.run(_running()) is None
+
+
+async def _running() -> IterationClock | None:
+    return running_clock()

@@ -21,6 +21,7 @@ import trio
 
 from arena.game import Action, Event, MatchEnded, Request
 from arena.referee import BotError, BotGone, Fault, FaultKind, SeatVerdict
+from arena.server.door import SeatDoor
 from arena.server.traffic import (
     Answer,
     Ask,
@@ -92,6 +93,7 @@ class RemoteSeat:
         # (no statistics object per look, no extra yield when an item is waiting).
         self._inbox: deque[Inbound] = deque()
         self._waiter: trio.lowlevel.Task | None = None
+        self.door = SeatDoor()  # the stream's calls reach a waiting ask directly (door.py)
         self._pending: Ask | None = None
         self._unacked = 0  # an accepted answer whose acknowledgement rides on the next message
         # (seq, seconds) of the latest answer: the bot's own time, measured at the gRPC edge
@@ -100,11 +102,22 @@ class RemoteSeat:
         self._one_stream = False
         self.late_answers = 0
         self.dropped = 0
-        self.finished = False
+        self._finished = False
         self.buffer_limit = 256 * 1024  # unrequested bytes kept (Limits.seat_buffer_bytes)
         self._buffered = 0  # bytes of messages waiting in the inbox
         self.ended: BotError | None = None  # the bot's process is gone, and why
         self._ended_reported = False
+
+    @property
+    def finished(self) -> bool:
+        """The match is over for this seat: it asks nothing more (its door closes)."""
+        return self._finished
+
+    @finished.setter
+    def finished(self, value: bool) -> None:
+        self._finished = value
+        if value:
+            self.door.close()
 
     # -- called from the asyncio side through the bridge (trio thread, never blocks) -----
 
@@ -152,12 +165,16 @@ class RemoteSeat:
         if waiter is not None:
             self._waiter = None
             trio.lowlevel.reschedule(waiter)
+        elif self.door.waiting:
+            self.door.poke()
 
     async def _receive(self) -> Inbound:
-        """The next item; waits (cancellably) only if none is queued. One consumer."""
-        if not self._inbox:
-            self._waiter = trio.lowlevel.current_task()
-            await trio.lowlevel.wait_task_rescheduled(self._abort)
+        """The next item; waits (cancellably) only if none is queued. One consumer.
+        It waits at the seat's door if it can, else to be woken by the hop's call."""
+        while not self._inbox:
+            if not await self.door.wait():
+                self._waiter = trio.lowlevel.current_task()
+                await trio.lowlevel.wait_task_rescheduled(self._abort)
         item = self._inbox.popleft()
         if isinstance(item, Answer):
             self._buffered -= item.size

@@ -1,0 +1,124 @@
+"""asyncio → one waiting trio task, past trio's entry queue: a remote seat's own door.
+
+The bridge's :class:`~arena.server.bridge.Hop` crosses into trio with
+``TrioToken.run_sync_soon``: a write to trio's wake-up socket, then trio's entry-queue
+task wakes (drains the socket, runs the call, waits on the socket again), and the call
+reschedules the referee's task, which runs one scheduler pass later. Measured on the
+trio thread per round trip (docs/architecture.md, "Thread model"): ~65–90 µs that way,
+~25–35 µs when the waiting task itself waits on an ``eventfd`` that the asyncio thread
+writes — one task step and one scheduler pass fewer per decision.
+
+A :class:`SeatDoor` is that fd, for one seat. The asyncio side sends each of the seat's
+calls (its answers, its detach) through :meth:`SeatDoor.call`: while the seat's task
+waits at the door (:meth:`wait`), the call is queued here and the fd written once per
+wait; otherwise it goes through the hop as before. Order is kept: the task goes to the
+door only when none of the seat's calls is still in the hop (:attr:`_hopped`), and
+the choice on either side is made under one lock. Linux only (``os.eventfd``); where
+it is missing, every call takes the hop.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import trio
+
+from arena.server.bridge import Hop
+
+_Call = tuple[Callable[..., object], tuple[Any, ...]]
+
+
+class SeatDoor:
+    """One seat's door: calls from any thread, run by the seat's waiting trio task."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: deque[_Call] = deque()
+        self._waiting = False  # a trio task waits on the fd: calls queue here
+        self._hopped = 0  # calls sent through the hop and not yet run (they go first)
+        self._fd = -1
+        if hasattr(os, "eventfd"):
+            self._fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+            self._finalizer = weakref.finalize(self, os.close, self._fd)
+        self.direct = 0  # calls that came through the door
+        self.hopped = 0  # calls that took the hop
+        self.errors = 0
+
+    @property
+    def waiting(self) -> bool:
+        """Whether the seat's task waits at the door now (read on the trio thread)."""
+        return self._waiting
+
+    def call(self, hop: Hop, fn: Callable[..., object], *args: Any) -> bool:
+        """Run ``fn(*args)`` on the trio thread (from any thread), in order with the
+        seat's other calls. ``False``: the trio run has finished and it never runs."""
+        with self._lock:
+            if self._waiting:
+                self._calls.append((fn, args))
+                self.direct += 1
+                if len(self._calls) == 1:  # the first of this wait wakes the task
+                    os.eventfd_write(self._fd, 1)
+                return True
+            self._hopped += 1
+            self.hopped += 1
+        if hop.call(self._run_hopped, fn, args):
+            return True
+        with self._lock:
+            self._hopped -= 1
+        return False
+
+    def _run_hopped(self, fn: Callable[..., object], args: tuple[Any, ...]) -> None:
+        with self._lock:
+            self._hopped -= 1
+        fn(*args)  # the hop catches and counts an exception
+
+    def poke(self) -> None:
+        """Wake the task waiting at the door (trio thread: something arrived by another
+        way, e.g. a reconnection through ``run_in_trio``)."""
+        if self._waiting:
+            os.eventfd_write(self._fd, 1)
+
+    async def wait(self) -> bool:
+        """Wait at the door until a call or a :meth:`poke` comes, and run the calls.
+
+        Returns ``False`` at once if the task cannot wait here now (a call of the seat
+        is still in the hop, or the door is closed): then wait the usual way, to be
+        woken by that call. Cancellable; the calls that came are run either way.
+        """
+        with self._lock:
+            if self._hopped or self._fd < 0:
+                return False
+            self._waiting = True
+        woken = False
+        try:
+            await trio.lowlevel.wait_readable(self._fd)
+            woken = True
+        finally:
+            with self._lock:
+                self._waiting = False
+                calls = list(self._calls)
+                self._calls.clear()
+                if woken:  # readable: the count is > 0 (cancelled: one spurious wake later)
+                    os.eventfd_read(self._fd)
+            for fn, args in calls:
+                try:
+                    fn(*args)
+                except Exception:  # as in the hop: nothing may escape into trio
+                    self.errors += 1
+        return True
+
+    def close(self) -> None:
+        """On the trio thread, when the seat is done: later calls all take the hop."""
+        with self._lock:
+            fd, self._fd = self._fd, -1
+        if fd >= 0:
+            trio.lowlevel.notify_closing(fd)
+            self._finalizer()  # closes it, once
+
+
+__all__ = ["SeatDoor"]

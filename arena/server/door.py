@@ -54,6 +54,11 @@ class SeatDoor:
         """Whether the seat's task waits at the door now (read on the trio thread)."""
         return self._waiting
 
+    @property
+    def in_hop(self) -> int:
+        """How many of the seat's calls took the hop and have not run yet."""
+        return self._hopped
+
     def call(self, hop: Hop, fn: Callable[..., object], *args: Any) -> bool:
         """Run ``fn(*args)`` on the trio thread (from any thread), in order with the
         seat's other calls. ``False``: the trio run has finished and it never runs."""

@@ -81,7 +81,12 @@ async def test_a_call_still_in_the_hop_goes_first() -> None:
     """What took the hop before the ask waited is run before anything at the door: the
     ask waits to be woken by the hop instead (order kept, e.g. an answer then a detach)."""
     runs: list[Callable[[], None]] = []
-    hop = Hop(lambda run: runs.append(run) is None)  # its wake-up held until we say
+
+    def hold(run: Callable[[], None]) -> bool:  # the hop's wake-up, held until we say
+        runs.append(run)
+        return True
+
+    hop = Hop(hold)
     seat, request, _ = seated()
     assert seat.door.call(hop, seat.deliver, 1, answer(1))  # nobody waits: the hop
     assert seat.door.call(hop, seat.detach, 1)

@@ -119,8 +119,11 @@ async def test_a_deadline_at_the_door_then_the_hop_again() -> None:
 
 
 async def test_a_finished_seat_closes_its_door() -> None:
-    seat, _, _ = seated()
+    seat, request, _ = seated()
+    with trio.move_on_after(0.01):  # the first wait at the door makes its eventfd
+        await seat.ask(1, request, 1000, 0)
     fd = seat.door._fd
+    assert fd >= 0
     seat.finished = True
     with pytest.raises(OSError):
         os.fstat(fd)

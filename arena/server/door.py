@@ -14,7 +14,7 @@ waits at the door (:meth:`wait`), the call is queued here and the fd written onc
 wait; otherwise it goes through the hop as before. Order is kept: the task goes to the
 door only when none of the seat's calls is still in the hop (:attr:`_hopped`), and
 the choice on either side is made under one lock. Linux only (``os.eventfd``); where
-it is missing, every call takes the hop.
+it is missing, or no file descriptor is left, every call takes the hop.
 """
 
 from __future__ import annotations
@@ -41,10 +41,9 @@ class SeatDoor:
         self._calls: deque[_Call] = deque()
         self._waiting = False  # a trio task waits on the fd: calls queue here
         self._hopped = 0  # calls sent through the hop and not yet run (they go first)
-        self._fd = -1
-        if hasattr(os, "eventfd"):
-            self._fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
-            self._finalizer = weakref.finalize(self, os.close, self._fd)
+        self._fd = -1  # made at the first wait (a seat never asked holds none)
+        self._usable = hasattr(os, "eventfd")  # False once closed, or out of descriptors
+        self._finalizer: weakref.finalize[[int], SeatDoor] | None = None
         self.direct = 0  # calls that came through the door
         self.hopped = 0  # calls that took the hop
         self.errors = 0
@@ -95,8 +94,10 @@ class SeatDoor:
         is still in the hop, or the door is closed): then wait the usual way, to be
         woken by that call. Cancellable; the calls that came are run either way.
         """
+        if self._fd < 0 and not self._open():
+            return False
         with self._lock:
-            if self._hopped or self._fd < 0:
+            if self._hopped:
                 return False
             self._waiting = True
         woken = False
@@ -117,11 +118,25 @@ class SeatDoor:
                     self.errors += 1
         return True
 
+    def _open(self) -> bool:
+        """Make the eventfd; ``False`` if the door is closed or no descriptor is left
+        (a server near its open-files limit: the hop does it all, as before)."""
+        if not self._usable:
+            return False
+        try:
+            fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        except OSError:
+            self._usable = False
+            return False
+        self._finalizer = weakref.finalize(self, os.close, fd)
+        self._fd = fd
+        return True
+
     def close(self) -> None:
         """On the trio thread, when the seat is done: later calls all take the hop."""
         with self._lock:
-            fd, self._fd = self._fd, -1
-        if fd >= 0:
+            fd, self._fd, self._usable = self._fd, -1, False
+        if fd >= 0 and self._finalizer is not None:
             trio.lowlevel.notify_closing(fd)
             self._finalizer()  # closes it, once
 

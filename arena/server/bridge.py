@@ -15,8 +15,7 @@ the call in its own loop:
 
 A :class:`Hop` batches: the calls made while a wake-up is pending ride on it, so a burst
 (a bid window's four requests, 250 matches' answers arriving together) costs one wake-up
-of the other thread, not one each. Into asyncio, a trio task's calls wake the loop once
-per trio scheduler pass, just before trio waits for I/O (:class:`_PassEnd`). Measured against the alternatives in
+of the other thread, not one each. Measured against the alternatives in
 docs/architecture.md ("The bridge, measured").
 
 The outboxes are **unbounded**: safe because every producer is paced by its peer (a bot
@@ -137,19 +136,12 @@ class Hop:
     is pending, so calls made while one is pending run on it, in order. The queued calls
     must not block; an exception is caught and counted (``errors``), since in trio it
     would end the whole run. Use :meth:`to_trio` and :meth:`to_asyncio`.
-
-    ``per_pass`` (the hop into asyncio): a call from a trio task schedules the wake-up
-    at the end of trio's scheduler pass instead of at once, so it returns ``True``
-    even if the loop closes before then (the calls are then dropped).
     """
 
-    def __init__(
-        self, schedule: Callable[[Callable[[], None]], bool], per_pass: bool = False
-    ) -> None:
+    def __init__(self, schedule: Callable[[Callable[[], None]], bool]) -> None:
         self._schedule = schedule
         self._calls: deque[tuple[Callable[..., object], tuple[Any, ...]]] = deque()
         self._armed = False
-        self._per_pass = per_pass  # from a trio task: wake once per trio scheduler pass
         self.calls = 0
         self.wakeups = 0
         self.errors = 0
@@ -163,7 +155,7 @@ class Hop:
         """The loop's one hop (shared by every outbox on it, so a burst is one wake-up)."""
         hop = _LOOP_HOPS.get(loop)
         if hop is None:
-            hop = _LOOP_HOPS[loop] = cls(lambda run: call_in_asyncio_nowait(loop, run), True)
+            hop = _LOOP_HOPS[loop] = cls(lambda run: call_in_asyncio_nowait(loop, run))
         return hop
 
     def call(self, fn: Callable[[*Ts], object], *args: *Ts) -> bool:
@@ -174,12 +166,6 @@ class Hop:
         if self._armed:
             return True
         self._armed = True
-        if self._per_pass and trio.lowlevel.in_trio_run():
-            _pass_end().hops.append(self)  # woken just before trio waits for I/O
-            return True
-        return self._wake()
-
-    def _wake(self) -> bool:
         if self._schedule(self._run):
             self.wakeups += 1
             return True
@@ -201,42 +187,6 @@ class Hop:
 
 
 _LOOP_HOPS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hop] = weakref.WeakKeyDictionary()
-
-
-class _PassEnd(trio.abc.Instrument):
-    """Wakes the asyncio loop for the hops trio tasks armed, once per scheduler pass:
-    just before trio waits for I/O (and at the end of the run).
-
-    Waking the loop at the first call instead (a write to its self-pipe, mid-step)
-    let the gRPC thread take the GIL at the trio thread's next system call, before
-    the trio step was done: one more GIL hand-off per decision, and a burst of
-    matches' requests cost a wake-up each instead of one per pass.
-    """
-
-    def __init__(self) -> None:
-        self.hops: list[Hop] = []
-
-    def before_io_wait(self, timeout: float) -> None:
-        if self.hops:
-            self.after_run()
-
-    def after_run(self) -> None:
-        hops, self.hops = self.hops, []
-        for hop in hops:
-            hop._wake()  # a closed loop: the calls are dropped, as at the call
-
-
-_PASS_END = trio.lowlevel.RunVar[_PassEnd | None]("arena_hop_pass_end", default=None)
-
-
-def _pass_end() -> _PassEnd:
-    """This trio run's :class:`_PassEnd`, installed at its first use."""
-    end = _PASS_END.get()
-    if end is None:
-        end = _PassEnd()
-        trio.lowlevel.add_instrument(end)
-        _PASS_END.set(end)
-    return end
 
 
 # --------------------------------------------------------------------------- the boxes

@@ -44,6 +44,7 @@ class SeatDoor:
         self._fd = -1  # made at the first wait (a seat never asked holds none)
         self._usable = hasattr(os, "eventfd")  # False once closed, or out of descriptors
         self._finalizer: weakref.finalize[[int], SeatDoor] | None = None
+        self._writing = 0  # writes to the fd in flight (it is closed after the last)
         self.direct = 0  # calls that came through the door
         self.hopped = 0  # calls that took the hop
         self.errors = 0
@@ -62,14 +63,26 @@ class SeatDoor:
         """Run ``fn(*args)`` on the trio thread (from any thread), in order with the
         seat's other calls. ``False``: the trio run has finished and it never runs."""
         with self._lock:
-            if self._waiting:
+            waiting = self._waiting
+            if waiting:
                 self._calls.append((fn, args))
                 self.direct += 1
-                if len(self._calls) == 1:  # the first of this wait wakes the task
-                    os.eventfd_write(self._fd, 1)
-                return True
-            self._hopped += 1
-            self.hopped += 1
+                fd = self._fd if len(self._calls) == 1 else -1  # the first call wakes
+                self._writing += fd >= 0
+            else:
+                self._hopped += 1
+                self.hopped += 1
+        if waiting:
+            if fd >= 0:
+                # outside the lock: a system call lets the trio thread run, which must
+                # not then block on the lock (a convoy: two more context switches per
+                # answer). Written after the task took the calls: a spurious wake-up.
+                os.eventfd_write(fd, 1)
+                with self._lock:
+                    self._writing -= 1
+                    if not self._writing and self._fd < 0:
+                        self._release()  # closed meanwhile: the last writer closes it
+            return True
         if hop.call(self._run_hopped, fn, args):
             return True
         with self._lock:
@@ -109,8 +122,8 @@ class SeatDoor:
                 self._waiting = False
                 calls = list(self._calls)
                 self._calls.clear()
-                if woken:  # readable: the count is > 0 (cancelled: one spurious wake later)
-                    os.eventfd_read(self._fd)
+            if woken:  # readable, so the count is > 0 (cancelled: one spurious wake later)
+                os.eventfd_read(self._fd)
             for fn, args in calls:
                 try:
                     fn(*args)
@@ -133,12 +146,17 @@ class SeatDoor:
         return True
 
     def close(self) -> None:
-        """On the trio thread, when the seat is done: later calls all take the hop."""
+        """On the trio thread, when the seat is done (nobody waits at the door): later
+        calls all take the hop; the fd is closed now, or by a write still in flight."""
         with self._lock:
-            fd, self._fd, self._usable = self._fd, -1, False
-        if fd >= 0 and self._finalizer is not None:
-            trio.lowlevel.notify_closing(fd)
-            self._finalizer()  # closes it, once
+            self._fd, self._usable = -1, False
+            if not self._writing:
+                self._release()
+
+    def _release(self) -> None:
+        """Close the fd, once (under the lock)."""
+        if self._finalizer is not None:
+            self._finalizer()
 
 
 __all__ = ["SeatDoor"]

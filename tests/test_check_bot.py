@@ -10,6 +10,7 @@ in parallel, one ``arena check-bot`` process each, to keep the wall time down.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 import subprocess
@@ -142,6 +143,26 @@ def test_report_json_and_junit_of_a_failing_run(tmp_path: Path) -> None:
     assert failure is not None and failure.get("type") == "illegal_action"
     assert "AH AH KH KH" in (failure.get("message") or "")
     assert cases["failed-throw"].find("failure") is None
+
+
+def test_junit_names_the_process_ending_over_the_dropped_stream_before_it(
+    tmp_path: Path,
+) -> None:
+    """A bot dying of its memory limit often closes its stream while it unwinds, and on a
+    busy machine the grace for its return runs out before the sandbox's verdict lands:
+    ``disconnected`` then comes first, but the failure's type is the cause."""
+    failing = run_scenario(Cheater(), SCENARIOS["follow-tractor"], options(tmp_path))
+    (fault,) = failing.faults
+    gone = dataclasses.replace(fault, kind="disconnected", reason="no reconnection")
+    hog = dataclasses.replace(fault, kind="memory_limit", reason="ran out of memory")
+    failing.faults = [gone, hog]
+    report = check_bot("builtin:greedy", [SCENARIOS["follow-tractor"]], options(tmp_path / "x"))
+    report.results[0] = failing
+    suite = ET.fromstring(junit_xml(report)).find("testsuite")
+    assert suite is not None
+    failure = next(suite.iter("failure"))
+    assert failure.get("type") == "memory_limit", failure.attrib
+    assert "(+1 more)" in (failure.get("message") or "")
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,8 +4,9 @@ Every hostile bot (``tests/hostile/sandboxed.py``) plays in its own match in the
 all at the same time on 127.0.0.1, each with built-in partners: one reads the records
 folder, the live record and a file outside its folder; one connects to a TCP port the
 test opened on 127.0.0.1; one forks 1,000 children; one starts threads until refused and
-hangs; one allocates memory until stopped; one spins the CPU, and one has three children
-spin it; one prints 100 MB. Meanwhile, in
+hangs at its limit, another hangs a few threads under it after saying it was refused;
+one allocates memory until stopped; one spins the CPU, and one has three children spin
+it; one prints 100 MB. Meanwhile, in
 other processes: ``arena match --sandbox`` plays the Python and Node sample bots (and
 the C++ one, when built); another ``arena match --sandbox`` seats a bot that dies of
 SIGSEGV beside a Botzone bot; ``arena batch`` seats the memory hog as ``sandbox:CMD``
@@ -237,6 +238,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
         "print": ["100"],
         "spread": ["3"],
         "hang": [],
+        "refused": [],
     }  # fmt: skip
     clean_record = base / "clean" / "clean.jsonl"
     junit = base / "check" / "junit.xml"
@@ -291,7 +293,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
 
 
 @pytest.mark.parametrize(
-    "mode", ["spy", "tcp", "fork", "memory", "cpu", "print", "spread", "hang"]
+    "mode", ["spy", "tcp", "fork", "memory", "cpu", "print", "spread", "hang", "refused"]
 )
 def test_every_match_finishes_and_verifies(played: Played, mode: str) -> None:
     hosted = played.matches[mode]
@@ -339,6 +341,7 @@ def test_tcp_to_the_test_port_is_refused_and_nobody_connects(played: Played) -> 
         ("print", FaultKind.OUTPUT_LIMIT),
         ("spread", FaultKind.CPU_LIMIT),  # the whole sandbox's CPU time, summed by arena
         ("hang", FaultKind.PROCESS_LIMIT),  # hung at its limit: stopped by arena
+        ("refused", FaultKind.PROCESS_LIMIT),  # hung under it after a refusal: stopped too
     ],
 )
 def test_a_bot_killed_by_a_limit_gets_the_named_fault(
@@ -350,6 +353,18 @@ def test_a_bot_killed_by_a_limit_gets_the_named_fault(
     answers = [a for a in read_record(played.records[mode]).answers() if a.seat == 1 and a.fault]
     assert any(a.fault_kind == kind.value for a in answers)  # in the record too
     assert f"arena: the bot's sandbox ended: {kind.value}" in played.log(mode)
+
+
+def test_a_bot_hung_under_its_limit_after_a_refusal_is_stopped_when_it_times_out(
+    played: Played,
+) -> None:
+    """The hang as gRPC leaves it: its threads come and go a few under the limit, so it
+    never holds all of them; the refusal it printed and the timeout after it stop it."""
+    faults = played.faults("refused")
+    before = faults[: faults.index(FaultKind.PROCESS_LIMIT)]
+    assert before and set(before) == {FaultKind.TIMEOUT}, faults  # (a loaded machine may
+    # time it out once more before a reading sees its refusal)
+    assert "then let a decision time out: stopped" in played.log("refused")
 
 
 def test_output_is_capped_in_the_seat_log(played: Played) -> None:

@@ -106,6 +106,7 @@ class RemoteSeat:
         self.buffer_limit = 256 * 1024  # unrequested bytes kept (Limits.seat_buffer_bytes)
         self._buffered = 0  # bytes of messages waiting in the inbox
         self.ended: BotError | None = None  # the bot's process is gone, and why
+        self.timeouts = 0  # decisions it let time out (its sandbox's watcher reads this)
         self._ended_reported = False
 
     @property
@@ -314,6 +315,8 @@ class RemoteSeat:
     def tell_verdict(self, verdict: SeatVerdict) -> None:
         """A fault is told at once; an accepted answer too, unless the bot asked for
         ``VERDICT_FAULTS_ONLY``: then its acknowledgement rides on the next message."""
+        if verdict.fault is not None and verdict.fault.kind is FaultKind.TIMEOUT:
+            self.timeouts += 1
         conn = self.conn
         if verdict.accepted and conn is not None and conn.verdicts is VerdictMode.FAULTS_ONLY:
             self._unacked = verdict.seq

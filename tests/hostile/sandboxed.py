@@ -8,7 +8,9 @@ children), ``memory`` (allocate until stopped), ``cpu`` (spin), ``print MB`` (wr
 megabytes to stdout), ``segv`` (die of a segmentation fault), ``spread N`` (N children
 spin the CPU while the bot waits for them: each alone under the per-process limit for a
 while, together over the sandbox's), ``hang`` (start threads until one is refused, then
-hang without a word, as gRPC's thread pool may when refused a thread).
+hang without a word, as gRPC's thread pool may when refused a thread), ``refused``
+(the same, but then it says so as gRPC does and gives a few threads back before it
+hangs: a hung runtime's threads come and go, so it sits under its limit, not at it).
 What it saw goes to stdout as one line ``SANDBOX {json}`` (the seat log; the sandbox
 hides the test's report file), before the attack for the attacks that kill it.
 """
@@ -144,6 +146,23 @@ def hang() -> None:
     time.sleep(600)
 
 
+def refused() -> None:
+    tell(refused="threads")
+    threading.stack_size(256 * 1024)
+    give_back = threading.Event()
+    started = 0
+    try:
+        while True:
+            wait = give_back.wait if started < 4 else time.sleep
+            threading.Thread(target=wait, args=(600,), daemon=True).start()
+            started += 1
+    except RuntimeError:
+        print("thd.cc:157] pthread_create failed: Resource temporarily unavailable", flush=True)
+    give_back.set()  # four threads end: a few tasks under the limit from now on
+    tell(threads=started)
+    time.sleep(600)
+
+
 def segv() -> None:
     tell(segv="now")
     os.kill(os.getpid(), signal.SIGSEGV)
@@ -159,6 +178,7 @@ ATTACKS = {
     "segv": segv,
     "spread": spread,
     "hang": hang,
+    "refused": refused,
 }
 
 

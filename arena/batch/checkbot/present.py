@@ -134,9 +134,9 @@ def junit_xml(report: CheckReport) -> str:
         details = _clean("\n".join(_failure_lines(r, "")))
         if r.status == "fail":
             more = f" (+{len(r.faults) - 1} more)" if len(r.faults) > 1 else ""
-            message = _clean(r.faults[0].headline + more)
+            message = _clean(r.cause.headline + more)
             ET.SubElement(
-                case, "failure", {"message": message, "type": r.faults[0].kind}
+                case, "failure", {"message": message, "type": r.cause.kind}
             ).text = details
         elif r.status == "error":
             message = _clean(r.error or f"match {r.state}")

@@ -13,7 +13,7 @@ from arena.batch.checkbot.positions import Position
 from arena.batch.checkbot.scenarios import Scenario
 from arena.batch.sandbox import SandboxLimits
 from arena.game import Kind
-from arena.referee import FaultPolicy, TimeControl
+from arena.referee import FaultKind, FaultPolicy, TimeControl
 from arena.rules import Card, format_cards
 
 FAULT_LABELS = {
@@ -32,6 +32,14 @@ FAULT_LABELS = {
 
 def plural(n: int) -> str:
     return "" if n == 1 else "s"
+
+
+# the faults charged when a bot's process ended: they name the cause
+PROCESS_ENDINGS = frozenset(
+    k.value
+    for k in (FaultKind.MEMORY_LIMIT, FaultKind.CPU_LIMIT, FaultKind.OUTPUT_LIMIT,
+              FaultKind.PROCESS_LIMIT, FaultKind.CRASHED)
+)  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,6 +124,13 @@ class ScenarioResult:
     log_tail: list[str] = dataclasses.field(default_factory=list)
     error: str = ""
     seconds: float = 0.0
+
+    @property
+    def cause(self) -> FaultReport:
+        """The fault that says why the bot failed: its process's end when the sandbox
+        judged one (a bot dying of a limit often drops its stream first, so a
+        ``disconnected`` may be charged a moment before it), else the first fault."""
+        return next((f for f in self.faults if f.kind in PROCESS_ENDINGS), self.faults[0])
 
     @property
     def status(self) -> str:

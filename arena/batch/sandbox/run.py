@@ -23,7 +23,7 @@ import trio
 
 from arena.batch.sandbox.bwrap import SOCKET, bwrap_argv, require, sandbox_env
 from arena.batch.sandbox.limits import SandboxLimits, format_size
-from arena.batch.sandbox.verdicts import Ending, judge
+from arena.batch.sandbox.verdicts import PROCESS_WORDS, Ending, judge
 from arena.batch.sandbox.watch import usage as sandbox_usage
 from arena.referee import FaultKind
 
@@ -45,6 +45,9 @@ class SandboxedProcess:
         self.output_stopped = False
         self.stopped: Ending | None = None  # the launcher stopped it over a limit: why
         self.reached_process_limit = False  # seen holding every process its limit allows
+        self.refusal_reported = False  # its output told of a refusal, near its limit
+        # decisions it has let time out so far: set by whoever runs it in a match (seat.py)
+        self.timeouts: Callable[[], int] = lambda: 0
         self.written = 0
         self.tail = b""
         self.exited = trio.Event()
@@ -100,11 +103,21 @@ class SandboxedProcess:
 
     async def _watch(self) -> None:
         """Stop the sandbox when all its processes together pass the CPU limit, or when
-        it has held every process its limit allows for :data:`HOLD` seconds: the kernel
-        refuses it any more, and a bot that did not die of that (its runtime may hang
-        when refused a thread) would otherwise only time out until its match ends."""
+        its process limit has stopped it playing.
+
+        The kernel refuses a process or thread beyond the limit, and a bot refused one
+        usually dies of it. A runtime refused a thread of its own may hang instead (gRPC
+        in a Python bot that forks does, now and then), and a hung bot would only time
+        out until its match ends. So a sandbox is stopped, and charged
+        ``process_limit``, when it holds every process its limit allows for :data:`HOLD`
+        seconds, or when it was *refused* — seen at its limit, or its output reports the
+        kernel's refusal (``PROCESS_WORDS``) while it holds at least half its limit —
+        and then lets a decision time out. The second rule is the one that catches a
+        hang: a hung runtime's own threads come and go, so its count sits a few tasks
+        under the limit rather than at it."""
         limits = self.limits
         full_since: float | None = None
+        timeouts_when_refused: int | None = None
         while True:
             with trio.move_on_after(CPU_CHECK):
                 await self.exited.wait()
@@ -114,26 +127,47 @@ class SandboxedProcess:
             if self.returncode is not None:
                 return
             if used > limits.cpu_seconds:
-                self.stopped = Ending(
+                self._stop(
                     FaultKind.CPU_LIMIT,
                     f"its processes used {used:.1f} s of CPU together "
                     f"(limit {limits.cpu_seconds} s): stopped",
                 )
-                self.kill()
+                return
+            if timeouts_when_refused is None and self._refused(now.tasks):
+                timeouts_when_refused = self.timeouts()
+            if timeouts_when_refused is not None and self.timeouts() > timeouts_when_refused:
+                self._stop(
+                    FaultKind.PROCESS_LIMIT,
+                    f"refused a process or thread (limit {limits.processes}), then let a "
+                    "decision time out: stopped",
+                )
                 return
             if now.tasks < limits.processes:
                 full_since = None
                 continue
-            self.reached_process_limit = True
             full_since = trio.current_time() if full_since is None else full_since
             if trio.current_time() - full_since >= HOLD:
-                self.stopped = Ending(
+                self._stop(
                     FaultKind.PROCESS_LIMIT,
                     f"held all {limits.processes} processes+threads of its limit for "
                     f"{HOLD:g} s (any more are refused): stopped",
                 )
-                self.kill()
                 return
+
+    def _refused(self, tasks: int) -> bool:
+        """Whether the kernel has refused the sandbox a process or thread: seen holding
+        all its limit allows, or saying so (in words a runtime uses) near its limit."""
+        if tasks >= self.limits.processes:
+            self.reached_process_limit = True
+        elif tasks * 2 >= self.limits.processes:
+            self.refusal_reported = self.refusal_reported or any(
+                w in self.tail.decode(errors="replace") for w in PROCESS_WORDS
+            )
+        return self.reached_process_limit or self.refusal_reported
+
+    def _stop(self, kind: FaultKind, reason: str) -> None:
+        self.stopped = Ending(kind, reason)
+        self.kill()
 
     async def _copy(self, out: IO[bytes]) -> None:
         cap = self.limits.output_bytes

@@ -81,6 +81,12 @@ async def run_sandboxed_seat(
             if on_end is not None:
                 on_end(ending)
 
+        def timeouts() -> int:
+            remote = hosted.remote(seat)
+            return remote.timeouts if remote is not None else 0
+
+        process.timeouts = timeouts
+
         def finished() -> bool:
             remote = hosted.remote(seat)
             return remote is not None and remote.finished

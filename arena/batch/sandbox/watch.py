@@ -11,7 +11,8 @@ bot refused one usually dies of it (``BlockingIOError``). But not always: a runt
 that cannot start its own thread may hang instead — gRPC's thread pool does, in a
 Python bot that forks, now and then — and a hung bot would only time out. So the
 launcher also counts the tasks (processes and threads) the limit counts, the same
-readings, and stops a sandbox found holding all of them (``run.py``).
+readings, and stops a sandbox found holding all of them, or refused and then timing
+out (``run.py``).
 """
 
 from __future__ import annotations

@@ -8,6 +8,10 @@ with the same sequence number: late answers (an older number) are dropped and
 counted, a number never issued is a fault, and a disconnection waits up to the grace
 period (at most the decision's own time) for the bot to come back with its token, then
 gives up with :class:`BotGone`, charged once per absence.
+
+While :meth:`ask` waits, the stream's calls reach it through the seat's
+:class:`~arena.server.door.SeatDoor` (an eventfd the waiting task itself waits on),
+not through trio's entry queue: one task step fewer per decision.
 """
 
 from __future__ import annotations

@@ -186,28 +186,12 @@ class Certificates:
 
 def make_certificates(folder: Path) -> Certificates:
     """A CA, a server certificate (127.0.0.1, localhost) and a client certificate."""
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        pytest.skip("the openssl command is not installed (Debian package openssl)")
-    folder.mkdir(parents=True, exist_ok=True)
-
-    def run(*args: str) -> None:
-        subprocess.run([openssl, *args], cwd=folder, check=True, capture_output=True)
-
-    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
-    run("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-        "-subj", "/CN=arena test CA", "-addext", "basicConstraints=critical,CA:TRUE",
-        "-addext", "keyUsage=keyCertSign")  # fmt: skip
+    make_ca(folder)
     for name, ext in (
         ("server", "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth"),
         ("client", "extendedKeyUsage=clientAuth"),
     ):
-        (folder / f"{name}.ext").write_text(ext + "\n")
-        run("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr",
-            "-subj", f"/CN=arena {name}")  # fmt: skip
-        run("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-            "-CAcreateserial", "-out", f"{name}.pem", "-days", "2",
-            "-extfile", f"{name}.ext")  # fmt: skip
+        sign_certificate(folder, name, ext)
     return Certificates(
         folder / "ca.pem",
         folder / "server.pem",
@@ -215,3 +199,35 @@ def make_certificates(folder: Path) -> Certificates:
         folder / "client.pem",
         folder / "client.key",
     )
+
+
+def _openssl(folder: Path, *args: str) -> None:
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl command is not installed (Debian package openssl)")
+    subprocess.run([openssl, *args], cwd=folder, check=True, capture_output=True)
+
+
+EC = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+
+
+def make_ca(folder: Path, name: str = "ca") -> Path:
+    """A throw-away CA in ``folder``: ``NAME.pem`` and ``NAME.key``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    _openssl(folder, "req", "-x509", *EC, "-keyout", f"{name}.key", "-out", f"{name}.pem",
+             "-days", "2", "-subj", f"/CN=arena test {name}",
+             "-addext", "basicConstraints=critical,CA:TRUE",
+             "-addext", "keyUsage=keyCertSign")  # fmt: skip
+    return folder / f"{name}.pem"
+
+
+def sign_certificate(folder: Path, name: str, ext: str, ca: str = "ca") -> tuple[Path, Path]:
+    """``NAME.pem`` and ``NAME.key`` signed by the CA ``ca`` of ``folder``, with the
+    extensions ``ext`` (an openssl extfile: subjectAltName, extendedKeyUsage)."""
+    (folder / f"{name}.ext").write_text(ext + "\n")
+    _openssl(folder, "req", *EC, "-keyout", f"{name}.key", "-out", f"{name}.csr",
+             "-subj", f"/CN=arena {name}")  # fmt: skip
+    _openssl(folder, "x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey",
+             f"{ca}.key", "-CAcreateserial", "-out", f"{name}.pem", "-days", "2",
+             "-extfile", f"{name}.ext")  # fmt: skip
+    return folder / f"{name}.pem", folder / f"{name}.key"

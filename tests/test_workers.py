@@ -152,7 +152,7 @@ def test_two_workers_share_matches_survive_a_worker_kill_and_verify(tmp_path: Pa
         assert re.search(r'arena_decisions_total{kind="play",worker="\d"} [1-9]', metrics)
         # a match's page is the worker's: the front redirects there
         page = http.client.HTTPConnection(web[1].removeprefix("http://"), timeout=30)
-        page.request("GET", f"/matches/{survivor.match_id}")
+        page.request("GET", f"/matches/{survivor.match_id}", headers=dict(bearer(token)))
         moved = page.getresponse()
         assert moved.status == 307
         assert re.fullmatch(rf"http://127\.0\.0\.1:\d+/matches/{survivor.match_id}",

@@ -77,7 +77,8 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
         "--join-ca",
         default=None,
         metavar="PEM",
-        help="with --join: dial the front with TLS, trusting this CA (its certificate's)",
+        help="with --join: the CA of the front's certificate (a worker with --tls-cert dials "
+        "the front with TLS, and presents that certificate to a front with --tls-client-ca)",
     )
 
 

@@ -122,6 +122,12 @@ def front_extensions(database: str, records: str) -> Extend:
     ) -> list[Extension]:
         place = WorkersPlace(pool, ledger, nursery)
         store = open_store(database)
+
+        def pages(guard: Any) -> Any:  # the front's /events pages (Starlette: only for --http)
+            from arena.competition.web import standings_routes
+
+            return standings_routes(store)(guard)
+
         return [
             lobby_extension(database, records, place, token),
             Extension(
@@ -130,6 +136,7 @@ def front_extensions(database: str, records: str) -> Extend:
                     pb_grpc.add_CompetitionServicer_to_server,
                     CompetitionService(LocalOrganiser(store)),
                 ),
+                http_routes=pages,
             ),
         ]
 

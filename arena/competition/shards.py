@@ -16,19 +16,30 @@ the same seat tokens (the lobby's offers stay good). A match that had not starte
 record) is gone with it: the lobby puts it back in the queue (``lost``). After a crash
 of the whole server, each restored match gets fresh tokens from its new worker
 (``seat``), as :meth:`~arena.competition.lobby.Lobby.recover` does on one process.
+
+A worker joined from another host (``arena serve --join``) keeps its records there: when
+one of its event matches ends, the front copies the record into its own folder
+(:func:`~arena.server.workers.copy.copy_record`) before the lobby reads the result. When
+a joined worker dies (or its record cannot be fetched), its unfinished event matches go
+back in the queue and are played again from the start on a worker the front can reach:
+a partial record on a lost host is never counted.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import structlog
 import trio
 
 from arena.competition.places import Outcome, Placed
 from arena.errors import ArenaError
 from arena.server import MatchState
+from arena.server.workers.copy import complete, copy_record
 from arena.server.workers.ledger import Ledger, LimitExceeded
 from arena.server.workers.pool import WorkerPool
 
@@ -36,6 +47,7 @@ from arena.server.workers.pool import WorkerPool
 # lobby's live matches as on one process (where they count as one organiser's too)
 LOBBY = "lobby"
 ENDED = {s.value for s in (MatchState.FINISHED, MatchState.CANCELLED, MatchState.FAILED)}
+log = structlog.get_logger()
 
 
 class WorkersPlace:
@@ -48,6 +60,8 @@ class WorkersPlace:
         self.records = Path(pool.settings["records"])
         self._ended: dict[str, Outcome] = {}
         self._waiting: dict[str, trio.Event] = {}
+        self._placed: set[str] = set()  # the lobby's matches (a joined worker's: copied)
+        self._copying: set[str] = set()
         pool.listeners.append(self._news)
 
     def hosts(self, match_id: str) -> bool:
@@ -68,6 +82,7 @@ class WorkersPlace:
             self.ledger.release(LOBBY, index)
             raise
         self.ledger.created(answer["match"], index, answer["tokens"], LOBBY)
+        self._placed.add(answer["match"])
         return Placed(answer["match"], answer["tokens"], self.pool.workers[index].address)
 
     async def reseat(self, match_id: str) -> Placed:
@@ -76,31 +91,40 @@ class WorkersPlace:
             raise ArenaError(f"no worker hosts {match_id}")
         answer = await self.pool.order(index, {"op": "seat", "match": match_id})
         self.ledger.add_seats(match_id, answer["tokens"])
+        self._placed.add(match_id)
         return Placed(match_id, answer["tokens"], self.pool.workers[index].address)
 
     async def outcome(self, match_id: str) -> Outcome:
         if match_id not in self._ended:
             waiting = self._waiting.setdefault(match_id, trio.Event())
             await waiting.wait()
+        self._placed.discard(match_id)
         return self._ended.pop(match_id)
 
     def _news(self, worker: int, news: dict[str, Any]) -> None:
         """A worker's report on one of its matches (the pool's trio task)."""
         match_id, state = news["match"], news["state"]
+        if match_id in self._copying:  # the copy decides (a joined worker's "forgotten")
+            return
         if state in ENDED:
-            self._ended[match_id] = Outcome(
+            outcome = Outcome(
                 MatchState(state),
                 str(self.records / f"{match_id}.jsonl"),
                 news.get("error", ""),
                 tuple(news.get("absent", ())),
             )
+            if self.pool.workers[worker].remote and match_id in self._placed:
+                self._copying.add(match_id)
+                self.nursery.start_soon(self._copy, worker, match_id, outcome)
+                return
+            self._ended[match_id] = outcome
         elif state == "forgotten" and match_id in self._waiting:
             # its worker died and the new one did not resume it: it had no record (it
             # never started: play it again), or a complete one (it ended just before)
             record = self.records / f"{match_id}.jsonl"
             self._ended[match_id] = (
                 Outcome(MatchState.FINISHED, str(record))
-                if record.is_file()
+                if complete(record)  # a partial one (a joined worker's, shared storage): lost
                 else Outcome(MatchState.CANCELLED, "", "its worker died", lost=True)
             )
         elif state == "forgotten":
@@ -108,8 +132,32 @@ class WorkersPlace:
             return
         else:
             return
+        self._end(match_id)
+
+    def _end(self, match_id: str) -> None:
         if match_id in self._waiting:
             self._waiting.pop(match_id).set()
+
+    async def _copy(self, worker: int, match_id: str, outcome: Outcome) -> None:
+        """A joined worker's event match ended: its record into the front's folder, then
+        the outcome. A finished match whose record cannot be fetched (the worker died
+        meanwhile) is lost: played again, never counted from a record the front lacks."""
+        joined = self.pool.workers[worker]
+        tokens = self.pool.settings["organiser_tokens"]
+        fetch = partial(copy_record, joined.address, joined.credentials,
+                        tokens[0] if tokens else "", match_id, self.records)  # fmt: skip
+        try:
+            await trio.to_thread.run_sync(fetch, abandon_on_cancel=True)  # the front may stop
+        except ArenaError as exc:
+            log.warning("event_record_not_copied", match_id=match_id, worker=worker, error=str(exc))
+            if outcome.state is MatchState.FINISHED:
+                outcome = Outcome(MatchState.CANCELLED, "", str(exc), lost=True)
+            else:  # cancelled before its first decision: it may have no record at all
+                outcome = dataclasses.replace(outcome, record="")
+        finally:
+            self._copying.discard(match_id)
+        self._ended[match_id] = outcome
+        self._end(match_id)
 
 
 __all__ = ["WorkersPlace"]

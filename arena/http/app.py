@@ -69,6 +69,56 @@ PageGuard = Callable[[Request], Role | Response]
 PageRoutes = Callable[[PageGuard], Sequence[BaseRoute]]
 
 
+def request_role(access: Access, request: Request) -> Role:
+    """The caller's role, as ``Matches.Watch`` would judge it; only watchers pass.
+
+    Raises:
+        Denied: 401 without a usable credential, 403 for a seat token.
+    """
+    header = request.headers.get("authorization")
+    token = request.query_params.get("token") or request.cookies.get(COOKIE)
+    metadata = []
+    if header is not None:
+        metadata.append(("authorization", header))
+    elif token:
+        metadata.append(("authorization", f"Bearer {token}"))
+    try:
+        role = access.role_of(metadata)
+    except Refusal as refusal:
+        raise Denied(401, refusal.message) from None
+    if role is Role.ANONYMOUS:
+        raise Denied(
+            401,
+            "this server needs a spectator or organiser token: open this page once as "
+            "…?token=TOKEN (it is then kept in a cookie), or send 'Authorization: "
+            "Bearer TOKEN'",
+        )
+    if role is Role.SEAT:
+        raise Denied(403, "a seat token is good only for Arena.Play and Arena.Check")
+    return role
+
+
+def page_guard(access: Access) -> PageGuard:
+    """The check every page runs first (also the front's of ``--workers N``,
+    :mod:`arena.http.workers`): the caller's role, the refusal (401/403), or a redirect
+    that keeps ``?token=`` in a cookie and drops it from the URL."""
+
+    def guard(request: Request) -> Role | Response:
+        try:
+            role = request_role(access, request)
+        except Denied as denied:
+            return PlainTextResponse(denied.message + "\n", status_code=denied.status)
+        if "token" in request.query_params:  # keep it in a cookie, drop it from the URL
+            response = RedirectResponse(request.url.remove_query_params("token"), 303)
+            response.set_cookie(
+                COOKIE, request.query_params["token"], httponly=True, samesite="strict"
+            )
+            return response
+        return role
+
+    return guard
+
+
 def build_app(
     host: MatchHost,
     access: Access,
@@ -105,45 +155,10 @@ class _Web:
     # -- who is asking -------------------------------------------------------------------
 
     def role(self, request: Request) -> Role:
-        """The caller's role, as ``Matches.Watch`` would judge it; only watchers pass.
-
-        Raises:
-            Denied: 401 without a usable credential, 403 for a seat token.
-        """
-        header = request.headers.get("authorization")
-        token = request.query_params.get("token") or request.cookies.get(COOKIE)
-        metadata = []
-        if header is not None:
-            metadata.append(("authorization", header))
-        elif token:
-            metadata.append(("authorization", f"Bearer {token}"))
-        try:
-            role = self.access.role_of(metadata)
-        except Refusal as refusal:
-            raise Denied(401, refusal.message) from None
-        if role is Role.ANONYMOUS:
-            raise Denied(
-                401,
-                "this server needs a spectator or organiser token: open this page once as "
-                "…?token=TOKEN (it is then kept in a cookie), or send 'Authorization: "
-                "Bearer TOKEN'",
-            )
-        if role is Role.SEAT:
-            raise Denied(403, "a seat token is good only for Arena.Play and Arena.Check")
-        return role
+        return request_role(self.access, request)
 
     def _page(self, request: Request) -> Role | Response:
-        try:
-            role = self.role(request)
-        except Denied as denied:
-            return PlainTextResponse(denied.message + "\n", status_code=denied.status)
-        if "token" in request.query_params:  # keep it in a cookie, drop it from the URL
-            response = RedirectResponse(request.url.remove_query_params("token"), 303)
-            response.set_cookie(
-                COOKIE, request.query_params["token"], httponly=True, samesite="strict"
-            )
-            return response
-        return role
+        return page_guard(self.access)(request)
 
     # -- pages ---------------------------------------------------------------------------
 

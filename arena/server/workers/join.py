@@ -10,7 +10,14 @@ lobby's orders; up, the worker's ``ready`` report (its address for bots, which t
 also calls it on) and its match reports. The stream is the worker's lifeline both ways:
 when it ends the worker stops, and the front forgets its live matches (their records
 are on the worker's host: they are lost, as a match waiting for its bots is when a local
-worker dies).
+worker dies; the lobby plays its event matches again elsewhere,
+:mod:`arena.competition.shards`).
+
+Before the front counts a joined worker as ready it calls it once at the address it
+reported (``Matches.List``, with the worker's TLS credentials): a worker the front cannot
+reach or cannot trust (its certificate not signed by the front's ``--tls-client-ca``, or
+not for that name) would take matches nobody can reach, so its stream is ended with
+``FAILED_PRECONDITION`` saying why, and the worker stops with that line.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ Ctx = grpc.aio.ServicerContext[Any, Any]
 EOF_: object = grpc.aio.EOF  # type: ignore[attr-defined]  # missing from the stubs
 log = structlog.get_logger()
 SHARED = ("organiser_tokens", "spectator_tokens", "open", "spectator_delay", "limits")
+PROBE_TIMEOUT = 10.0  # seconds for the front's first call to a worker that says it is ready
 
 
 def local_peer(peer: str) -> bool:
@@ -93,11 +101,37 @@ class FrontWorkers(pb_grpc.WorkersServicer):
                     news = json.loads(line.json)
                 except ValueError:
                     await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "not a JSON line")
+                if isinstance(news, dict) and "ready" in news:
+                    problem = await self._probe(str(news["ready"]))
+                    if problem:
+                        log.warning("worker_unreachable", worker=worker.index, problem=problem)
+                        await context.abort(
+                            grpc.StatusCode.FAILED_PRECONDITION,
+                            f"the front cannot call this worker at {news['ready']}: {problem}",
+                        )
                 if isinstance(news, dict):
                     call_in_trio_nowait(self.trio, self.pool.heard, worker.index, news)
         finally:
             writer.cancel()
             call_in_trio_nowait(self.trio, self.pool.lost, worker.index)
+
+    async def _probe(self, address: str) -> str:
+        """Why the front cannot call the worker at ``address`` ("" if it can)."""
+        channel = (
+            grpc.aio.secure_channel(address, self.credentials)
+            if self.credentials is not None
+            else grpc.aio.insecure_channel(address)
+        )
+        tokens = self.pool.settings["organiser_tokens"]
+        metadata = (("authorization", f"Bearer {tokens[0] if tokens else ''}"),)
+        async with channel:
+            try:
+                await pb_grpc.MatchesStub(channel).List(
+                    pb.ListMatchesRequest(page_size=1), metadata=metadata, timeout=PROBE_TIMEOUT
+                )
+            except grpc.aio.AioRpcError as exc:
+                return f"{exc.code().name}: {exc.details()}"
+        return ""
 
     async def _write(self, outbox: AsyncioOutbox[pb.WorkerLine], context: Ctx) -> None:
         async for line in outbox:

@@ -108,7 +108,8 @@ async def open_workers_server(
                         if extension.run is not None:
                             nursery.start_soon(extension.run)
                     if http is not None:
-                        server.http_url = await _web(nursery, http, pool, ledger)
+                        pages = [e.http_routes for e in extensions if e.http_routes]
+                        server.http_url = await _web(nursery, http, pool, ledger, gate, pages)
                     yield server
             finally:
                 for extension in extensions:
@@ -121,23 +122,37 @@ async def open_workers_server(
 
 def _remote_credentials(tls: ServerTls | None) -> grpc.ChannelCredentials | None:
     """How the front calls a worker that joined from another host: TLS when the front
-    serves TLS, trusting its --tls-client-ca (else the system's roots); plaintext (then
-    only a worker on this host may join, :mod:`.join`)."""
+    serves TLS, trusting its --tls-client-ca (else the system's roots) and presenting
+    its own certificate to a worker that asks for one (a worker with --tls-client-ca);
+    plaintext (then only a worker on this host may join, :mod:`.join`)."""
     if tls is None:
         return None
-    return grpc.ssl_channel_credentials(root_certificates=tls.client_ca)
+    return grpc.ssl_channel_credentials(
+        root_certificates=tls.client_ca, private_key=tls.key, certificate_chain=tls.cert
+    )
 
 
-async def _web(nursery: trio.Nursery, address: str, pool: WorkerPool, ledger: Ledger) -> str:
+async def _web(
+    nursery: trio.Nursery,
+    address: str,
+    pool: WorkerPool,
+    ledger: Ledger,
+    access: Access,
+    more: list[Callable[[Any], Any]],
+) -> str:
     """The front's pages, /metrics and /healthz over the workers' (the HTTP layer's
     :mod:`arena.http.workers`, loaded only with ``--http``, as :mod:`arena.server.app`
-    loads its own)."""
+    loads its own), and the pages of the extensions (the competition's ``/events``),
+    judged by the same access check as one server's pages."""
+    from arena.http.app import page_guard
     from arena.http.workers import front_app, start_front_http
 
-    def pages() -> list[str]:
-        return [w.http if w.ready else "" for w in pool.workers]
+    def pages() -> list[str | None]:
+        # a joined worker serves no pages (None); "" while a local one restarts
+        return [None if w.remote else w.http if w.ready else "" for w in pool.workers]
 
-    return await start_front_http(nursery, address, front_app(pages, ledger.where))
+    app = front_app(pages, ledger.where, page_guard(access), more, pool.records)
+    return await start_front_http(nursery, address, app)
 
 
 __all__ = ["Extend", "WorkersServer", "open_workers_server"]

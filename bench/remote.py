@@ -14,14 +14,21 @@ the decisions (round trips) of each path. The paths run in rounds, in rotating o
 their samples pooled: load from elsewhere then falls on all of them alike. Then
 ``bench/bridge_pingpong.py``'s five bridge structures.
 
-Part B, load: 50, 100 and 250 concurrent matches of one deal on one server (a fresh
-server process per level, so its memory and CPU time are its own), the 4×N seats played
-by two client processes with one grpc.aio stream and TCP connection per seat, at a 5 s
-decision limit, plus 8 probe matches whose bots think 5 ms (a third process): the time
+Part B, load: 50, 100 and 250 concurrent matches of one deal on a fresh real ``arena
+serve`` per level (``bench/remote_level.py``): one process (the default; ``--workers 1``
+where the arena has workers, no flag on an older checkout), or ``--workers N``: a front
+and N worker processes, the bots dialling the front and redirected at Hello to the
+worker hosting their match, as real bots are. The 4×N seats are played by two client
+processes (``--bot python``: ``bench/bots/fallback_bot.py``, one grpc.aio stream and
+TCP connection per seat on one loop; ``--bot cpp``: ``bench/bots/cpp/many``, a thread
+per seat, for bots cheap next to the server on a 2-core machine) at a 5 s decision
+limit, plus 8 probe matches whose Python bots think 5 ms (a third process): the time
 they were charged against the think time they measured themselves (fair clocks).
-Reports decisions/s, the referee's p50/p99 per decision, faults, the server's and
-clients' CPU seconds and the server's resident memory (VmRSS before the matches, VmHWM
-peak, VmRSS once they are over).
+Reports decisions/s, the referee's p50/p99 per decision (the time it charged, from the
+records) and the p99 cycle (request to the next request after the answer: the charged
+time plus the server's turnaround), faults, the server's CPU seconds (front and workers)
+beside the bots', and the resident memory of the front and workers summed (VmRSS before
+the matches, the sum of each process's VmHWM peak, VmRSS once they are over).
 
 The summary prints each goal of issue 20 with its figure and ratio; ``--json-out FILE``
 keeps the figures and ``--baseline FILE`` (an earlier run's, e.g. on the code before a
@@ -29,6 +36,8 @@ change: ``PYTHONPATH=/path/to/old/checkout``) adds the ratio to it.
 
     .venv/bin/python bench/remote.py            # ~5 minutes
     .venv/bin/python bench/remote.py --quick    # ~1 minute smoke run
+    .venv/bin/python bench/remote.py --only b --levels 250 --workers 2 --bot cpp \
+        --baseline base.json    # base.json: the same with PYTHONPATH=<old checkout>, no --workers
 
 Numbers are noisy on a 2-core machine shared with other work: read the ratios within
 one run, and the load averages printed around it.
@@ -47,20 +56,18 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from remote_goals import print_summary  # bench/remote_goals.py: the summary table
+from remote_goals import goals, print_summary  # bench/remote_goals.py: the summary
 from remote_kit import (  # bench/remote_kit.py: the script's directory is on sys.path
     BOT,
-    PROBES,
-    THINK_MS,
     LatencyRecorder,
     ScriptSeat,
     Spawner,
     Step,
     bridge_pingpong,
     die_with_parent,
-    level_report,
     replay_raw,
 )
+from remote_level import BOTS, PROBES, THINK_MS, level_report, served_by
 from server_cpu import diff, thread_cpu  # bench/server_cpu.py: CPU per thread
 
 from arena.cli.logs import configure_logging
@@ -239,11 +246,13 @@ def print_a(a: PartA) -> None:
 # ------------------------------------------------------------------------ part B
 
 
-async def part_b(levels: list[int], deals: int, cap: float, spawner: Spawner) -> list[Any]:
+async def part_b(args: argparse.Namespace, spawner: Spawner) -> list[Any]:
     reports = []
-    for n in levels:
-        argv = [sys.executable, __file__, "--level", str(n), "--deals", str(deals)]
-        proc = spawner.spawn([*argv, "--cap", str(cap)])
+    for n in args.levels:
+        argv = [sys.executable, __file__, "--level", str(n), "--deals", str(args.deals)]
+        argv += ["--workers", str(args.workers), "--bot", args.bot, "--cap", str(args.cap)]
+        proc = spawner.spawn(argv)
+        cap = args.cap
         try:
             (out,) = await spawner.wait_all([proc], timeout=cap + 90)
         except (RuntimeError, trio.TooSlowError) as exc:
@@ -254,15 +263,16 @@ async def part_b(levels: list[int], deals: int, cap: float, spawner: Spawner) ->
     return reports
 
 
-def print_b(reports: list[dict[str, Any]], deals: int, cap: float) -> None:
+def print_b(reports: list[dict[str, Any]], args: argparse.Namespace) -> None:
     print(
-        f"\nPart B — concurrent matches on one server ({deals} deal(s) each, fallback bots in "
-        f"2 client processes, decision limit 5 s, cap {cap:.0f} s per level)"
+        f"\nPart B — concurrent matches on {served_by(args.workers)}; {args.deals} deal(s) "
+        f"each, {args.bot} fallback bots in 2 client processes, decision limit 5 s, cap "
+        f"{args.cap:.0f} s per level; CPU and RSS summed over the server's processes"
     )
     head = (
         f"  {'matches':>7}{'done':>6}{'decisions':>10}{'conn s':>8}{'play s':>8}{'dec/s':>8}"
-        f"{'p50 ms':>8}{'p99 ms':>8}{'faults':>7}"
-        f"{'CPU s srv/cli':>14}{'RSS MiB base/peak/after':>25}"
+        f"{'p50 ms':>8}{'p99 ms':>8}{'cyc p99':>8}{'faults':>7}"
+        f"{'CPU s srv/bots':>15}{'RSS MiB base/peak/after':>25}"
     )
     print(head)
     for r in reports:
@@ -274,7 +284,13 @@ def print_b(reports: list[dict[str, Any]], deals: int, cap: float) -> None:
         print(
             f"  {r['matches']:>7}{r['finished']:>6}{r['decisions']:>10}{r['connect_s']:>8.1f}"
             f"{r['play_s']:>8.1f}{r['rate']:>8.0f}{r['p50'] * 1e3:>8.2f}{r['p99'] * 1e3:>8.2f}"
-            f"{r['faults']:>7}{cpu:>14}{mem:>25}"
+            f"{r['cycle_p99'] * 1e3:>8.1f}{r['faults']:>7}{cpu:>15}{mem:>25}"
+        )
+        per = max(r["decisions"], 1) / 1e6
+        print(
+            f"          CPU per decision: server {r['cpu_server'] / per:.0f} µs, bots "
+            f"{r['cpu_clients'] / per:.0f} µs; {r['processes']} server processes, "
+            f"{r['redirects']} seats redirected at Hello"
         )
         if r["notes"]:
             print(f"          {'; '.join(r['notes'])}")
@@ -299,29 +315,9 @@ def selfplay_rate() -> float:
     """``arena selfplay --json`` decisions/s: four random bots, no invariant checks."""
     argv = [sys.executable, "-m", "arena.cli.main", "selfplay", "--json", "--no-check"]
     argv += ["--bots", "random,random,random,random", "--matches", "6", "--seed", "1"]
-    done = subprocess.run(argv, capture_output=True, text=True, check=True)
+    # cwd: not the worktree, which ``-m`` would put ahead of PYTHONPATH's older checkout
+    done = subprocess.run(argv, capture_output=True, text=True, check=True, cwd="/")
     return float(json.loads(done.stdout)["decisions_per_s"])
-
-
-def goals(a: PartA | None, b: list[dict[str, Any]], selfplay: float) -> dict[str, float]:
-    """Each goal's figure, from this run."""
-    out: dict[str, float] = {"selfplay_dps": selfplay}
-    if a is not None:
-        p50 = {k: statistics.median(v) for k, v in a.latencies.items() if v}
-        out["p50_arena_us"] = p50["arena"] * 1e6
-        out["p50_raw4_us"] = p50["raw4"] * 1e6
-        out["cpu_arena_us"] = a.cpu["arena"] / a.trips["arena"] * 1e6
-        out["cpu_raw4_us"] = a.cpu["raw4"] / a.trips["raw4"] * 1e6
-        out["cpu_floor_us"] = a.cpu["floor"] / a.trips["floor"] * 1e6
-    for r in b:
-        if "failed" not in r and r["matches"] == max(x["matches"] for x in b):
-            out["load_matches"] = r["matches"]
-            out["load_dps"] = r["rate"]
-            out["load_p99_ms"] = r["p99"] * 1e3
-            out["load_rss_mib_per_match"] = (r["rss_peak"] - r["rss_base"]) / r["matches"]
-            out["load_cpu_us"] = r["cpu_server"] / max(r["decisions"], 1) * 1e6
-            out["load_charged_over_think_ms"] = (r["charged_max"] - r["think_max"]) * 1e3
-    return out
 
 
 # ------------------------------------------------------------------------ main
@@ -330,7 +326,9 @@ def goals(a: PartA | None, b: list[dict[str, Any]], selfplay: float) -> dict[str
 async def main(args: argparse.Namespace) -> None:
     with Spawner() as spawner:
         if args.level:
-            report = await level_report(args.level, args.deals, args.cap, spawner)
+            report = await level_report(
+                args.level, args.deals, args.cap, spawner, args.workers, args.bot
+            )
             print(json.dumps(report), flush=True)
             return
         began = time.perf_counter()
@@ -340,9 +338,11 @@ async def main(args: argparse.Namespace) -> None:
             a = await part_a(args.deals_a, args.rounds, spawner)
             print_a(a)
         if args.only in (None, "b"):
-            b = await part_b(args.levels, args.deals, args.cap, spawner)
-            print_b(b, args.deals, args.cap)
+            b = await part_b(args, spawner)
+            print_b(b, args)
         figures = goals(a, b, await trio.to_thread.run_sync(selfplay_rate))
+        figures["load_workers"] = args.workers
+        figures["load_cpp_bots"] = float(args.bot == "cpp")
         before = json.loads(Path(args.baseline).read_text()) if args.baseline else None
         print_summary(figures, before)
         if args.json_out:
@@ -362,6 +362,18 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--levels", type=int, nargs="*", default=None, help="50 100 250")
     parser.add_argument("--deals", type=int, default=1, help="deals per match in part B")
     parser.add_argument("--cap", type=float, default=None, help="seconds per level (120)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="serve part B with arena serve --workers N (default 0: one process)",
+    )
+    parser.add_argument(
+        "--bot",
+        choices=BOTS,
+        default="python",
+        help="part B's bulk bots: fallback_bot.py, or cpp (make -C bench/bots/cpp first)",
+    )
     parser.add_argument("--only", choices=["a", "b"], default=None, help="run one part")
     parser.add_argument("--json-out", default=None, help="write the goals' figures here")
     parser.add_argument("--baseline", default=None, help="a --json-out of an earlier run")

@@ -7,8 +7,35 @@ Kept apart so that ``remote.py`` reads as the experiment.
 from __future__ import annotations
 
 import math
+import statistics
+from typing import Any
 
 ISSUE_250_DPS = (1300, 1500)  # issue 20's "today" for 250 matches, when no --baseline
+
+
+def goals(a: Any, b: list[dict[str, Any]], selfplay: float) -> dict[str, float]:
+    """Each goal's figure, from this run (``a``: remote.py's ``PartA`` or None; ``b``: its
+    part B level reports)."""
+    out: dict[str, float] = {"selfplay_dps": selfplay}
+    if a is not None:
+        p50 = {k: statistics.median(v) for k, v in a.latencies.items() if v}
+        out["p50_arena_us"] = p50["arena"] * 1e6
+        out["p50_raw4_us"] = p50["raw4"] * 1e6
+        out["cpu_arena_us"] = a.cpu["arena"] / a.trips["arena"] * 1e6
+        out["cpu_raw4_us"] = a.cpu["raw4"] / a.trips["raw4"] * 1e6
+        out["cpu_floor_us"] = a.cpu["floor"] / a.trips["floor"] * 1e6
+    for r in b:
+        if "failed" not in r and r["matches"] == max(x["matches"] for x in b):
+            out["load_matches"] = r["matches"]
+            out["load_dps"] = r["rate"]
+            out["load_p50_ms"] = r["p50"] * 1e3
+            out["load_p99_ms"] = r["p99"] * 1e3
+            out["load_cycle_p99_ms"] = r["cycle_p99"] * 1e3
+            out["load_bot_cpu_us"] = r["cpu_clients"] / max(r["decisions"], 1) * 1e6
+            out["load_rss_mib_per_match"] = (r["rss_peak"] - r["rss_base"]) / r["matches"]
+            out["load_cpu_us"] = r["cpu_server"] / max(r["decisions"], 1) * 1e6
+            out["load_charged_over_think_ms"] = (r["charged_max"] - r["think_max"]) * 1e3
+    return out
 
 
 def print_summary(g: dict[str, float], before: dict[str, float] | None) -> None:
@@ -18,6 +45,15 @@ def print_summary(g: dict[str, float], before: dict[str, float] | None) -> None:
         return f"{g[key] / before[key]:.2f}× before"
 
     print("\nSummary — the goals of issue 20 (ratios within this run; 'before' from --baseline)")
+    if "load_workers" in g:
+
+        def served(figures: dict[str, float]) -> str:
+            workers = int(figures.get("load_workers", 0))
+            bots = "C++" if figures.get("load_cpp_bots") else "Python"
+            return (f"--workers {workers}" if workers else "one process") + f", {bots} bots"
+
+        was = f"; before: {served(before)}" if before is not None else ""
+        print(f"  load level served by {served(g)}{was}")
     rows = []
     if "p50_arena_us" in g:
         r = g["p50_arena_us"] / g["p50_raw4_us"]
@@ -65,6 +101,9 @@ def print_summary(g: dict[str, float], before: dict[str, float] | None) -> None:
         rows.append(
             (f"{n} matches: decisions/s", f"{g['load_dps']:.0f}/s", "", "≥ 2× before", ok, vs)
         )
+        if "load_p50_ms" in g:
+            p50 = (f"{n} matches: p50", f"{g['load_p50_ms']:.1f} ms", "", "(for reading)")
+            rows.append((*p50, True, ratio("load_p50_ms")))
         rows.append(
             (
                 f"{n} matches: p99",
@@ -78,6 +117,10 @@ def print_summary(g: dict[str, float], before: dict[str, float] | None) -> None:
         ok = before is None or g["load_rss_mib_per_match"] <= 1.1 * before.get(
             "load_rss_mib_per_match", math.inf
         )
+        if "load_cycle_p99_ms" in g:
+            cycle = f"{g['load_cycle_p99_ms']:.1f} ms"
+            name = f"{n} matches: p99 cycle (+ turnaround)"
+            rows.append((name, cycle, "", "(for reading)", True, ratio("load_cycle_p99_ms")))
         rows.append(
             (
                 f"{n} matches: RSS per match",
@@ -98,6 +141,10 @@ def print_summary(g: dict[str, float], before: dict[str, float] | None) -> None:
                 ratio("load_cpu_us"),
             )
         )
+        if "load_bot_cpu_us" in g:
+            bots = f"{g['load_bot_cpu_us']:.0f} µs"
+            name = f"{n} matches: bots' CPU per decision"
+            rows.append((name, bots, "", "(for reading)", True, ratio("load_bot_cpu_us")))
         over = g["load_charged_over_think_ms"]
         rows.append(
             (

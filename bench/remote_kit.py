@@ -1,4 +1,5 @@
-"""The parts of ``bench/remote.py``: child processes, the raw replay server, a load level.
+"""The parts of ``bench/remote.py``: child processes, the raw replay server (a load level
+is ``bench/remote_level.py``).
 
 Kept apart so that ``remote.py`` reads as the experiment and its table.
 """
@@ -7,9 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -23,13 +22,9 @@ from typing import Any
 import trio
 
 from arena.game import Action, Event, MatchEnded, Request
-from arena.referee import Fault, SeatVerdict, TimeControl
-from arena.rules import RuleSet
+from arena.referee import Fault, SeatVerdict
 from arena.server import convert
-from arena.server.app import open_arena_server
 from arena.server.bridge import GrpcServerConfig, open_grpc_server
-from arena.server.host import HostedMatch, MatchSpec, MatchState
-from arena.server.limits import Limits
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -277,137 +272,3 @@ async def bridge_pingpong(round_trips: int, spawner: Spawner) -> dict[str, float
     import bridge_pingpong as bp
 
     return await bp.measure_all(round_trips, spawner.spawn, spawner.wait_all)
-
-
-# ------------------------------------------------------------------------ one load level
-
-
-def memory_mib() -> tuple[float, float]:
-    """This process's resident memory now and at its peak (VmRSS, VmHWM), in MiB."""
-    fields = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            fields[key] = int(value.split()[0]) / 1024
-    return fields["VmRSS"], fields["VmHWM"]
-
-
-def cpu_seconds(who: int) -> float:
-    usage = resource.getrusage(who)
-    return usage.ru_utime + usage.ru_stime
-
-
-@dataclasses.dataclass
-class Probe:
-    """Samples the host every 50 ms: when every seat is connected, when play starts."""
-
-    hosted: list[HostedMatch]
-    connected_at: float | None = None
-    first_running_at: float | None = None
-
-    async def run(self) -> None:
-        while True:
-            now = trio.current_time()
-            if self.first_running_at is None and any(h.referee for h in self.hosted):
-                self.first_running_at = now
-            seats = [r for h in self.hosted for s in range(4) if (r := h.remote(s))]
-            if self.connected_at is None and all(r.ever_connected.is_set() for r in seats):
-                self.connected_at = now
-            await trio.sleep(0.05)
-
-
-THINK_MS = 5.0  # the probe bots' think time (fair clocks)
-PROBES = 8  # probe matches per level, played by thinking bots in a third client process
-
-
-async def level_report(n: int, deals: int, cap: float, spawner: Spawner) -> dict[str, Any]:
-    """Run ``n`` concurrent matches of fallback bots (2 client processes) on a fresh server,
-    plus :data:`PROBES` matches whose bots think :data:`THINK_MS` (a third process): what
-    they are charged, against their own measured think time, is the fair-clock figure."""
-    rules = RuleSet.from_mapping({"deals": deals})
-    tc = TimeControl(decision_ms=5000, bank_ms=30_000, grace_ms=10_000)
-    notes: list[str] = []
-    # one organiser (this process) creates every match: lift its bound on live matches
-    limits = dataclasses.replace(Limits(), matches_per_organiser=n + PROBES)
-    limits = dataclasses.replace(limits, matches_total=max(limits.matches_total, n + PROBES))
-    async with open_arena_server(limits=limits) as server:
-        rss_base, _ = memory_mib()
-        cpu_base = cpu_seconds(resource.RUSAGE_SELF)
-        hosted = [
-            server.host.create(
-                MatchSpec(rules=rules, seed=1000 + i, time_control=tc, connect_timeout=cap)
-            )
-            for i in range(n + PROBES)
-        ]
-        hosted, probes = hosted[:n], hosted[n:]
-        probe = Probe(hosted)
-        argv = [PY, str(BOT), "--server", server.target, "--tokens-file", "-"]
-        shares = ["\n".join(t for h in hosted[k::2] for t in h.tokens if t) for k in range(2)]
-        procs = [spawner.spawn(argv, stdin=share) for share in shares]
-        thinkers = "\n".join(t for h in probes for t in h.tokens if t)
-        procs.append(spawner.spawn([*argv, "--think-ms", str(THINK_MS)], stdin=thinkers))
-        started = trio.current_time()
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(probe.run)
-            with trio.move_on_after(cap) as capped:
-                for h in hosted + probes:
-                    await h.done.wait()
-            nursery.cancel_scope.cancel()
-        ended = trio.current_time()
-        cpu_server = cpu_seconds(resource.RUSAGE_SELF) - cpu_base
-        rss_after, _ = memory_mib()
-        if capped.cancelled_caught:
-            notes.append(f"capped at {cap:.0f} s: unfinished matches cancelled")
-            for h in hosted + probes:
-                server.host.cancel(h.id, "bench time cap")
-            with trio.move_on_after(10):
-                for h in hosted + probes:
-                    await h.done.wait()
-        outs = await spawner.wait_all(procs, timeout=30)
-        _, rss_peak = memory_mib()
-    tallies = [json.loads(out) for out in outs]
-    for tally in tallies:
-        if tally["error_count"]:
-            notes.append(f"client stream errors {tally['error_count']}: {tally['errors'][:2]}")
-    thinker = tallies[-1]
-    charged = sorted(x for h in probes if h.referee for seat in h.referee.latencies for x in seat)
-    referees = [h.referee for h in hosted if h.referee is not None]
-    latencies = sorted(x for r in referees for seat in r.latencies for x in seat)
-    failed = [h.error for h in hosted if h.state is MatchState.FAILED]
-    if failed:
-        notes.append(f"{len(failed)} failed: {failed[0]}")
-    late = sum(r.late_answers for r in referees)
-    if late:
-        notes.append(f"{late} late answers")
-    first = probe.first_running_at if probe.first_running_at is not None else started
-    decisions = sum(r.decisions for r in referees)
-    return {
-        "matches": n,
-        "finished": sum(h.state is MatchState.FINISHED for h in hosted),
-        "decisions": decisions,
-        "connect_s": (probe.connected_at or ended) - started,
-        "play_s": ended - first,
-        "rate": decisions / max(ended - first, 1e-9),
-        "p50": latencies[len(latencies) // 2] if latencies else float("nan"),
-        "p99": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
-        if latencies
-        else float("nan"),
-        "faults": sum(len(r.faults) for r in referees),
-        "verdicts": sum(t["verdicts"] for t in tallies[:2]),
-        "acks": sum(t["acks"] for t in tallies[:2]),
-        "charged_p50": charged[len(charged) // 2] if charged else float("nan"),
-        "charged_p99": charged[min(len(charged) - 1, int(len(charged) * 0.99))]
-        if charged
-        else float("nan"),
-        "charged_max": charged[-1] if charged else float("nan"),
-        "think_p50": thinker.get("think_p50", float("nan")),
-        "think_p99": thinker.get("think_p99", float("nan")),
-        "think_max": thinker.get("think_max", float("nan")),
-        "allowance": tc.allowance_ms / 1000,
-        "cpu_server": cpu_server,
-        "cpu_clients": cpu_seconds(resource.RUSAGE_CHILDREN),
-        "rss_base": rss_base,
-        "rss_peak": rss_peak,
-        "rss_after": rss_after,
-        "notes": notes,
-    }

@@ -338,6 +338,7 @@ async def _serve(
         records=Path(records),
         http=http,
         plugins=plugins or (),
+        settle_gc=True,
     ) as server:
         announce(server.target, listen, records, access, tls, http, server.http_url)
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:

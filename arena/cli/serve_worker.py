@@ -107,6 +107,7 @@ async def work(
         records=records,
         http=settings["http"],
         extra_addresses=tuple(a for a in [settings.get("control")] if a),
+        settle_gc=True,
     ) as server:
         seen: dict[str, str] = {}
         _report(server.host, seen, report)  # the restored matches, before "ready"

@@ -14,6 +14,7 @@ import trio
 
 from arena.server.access import Access, AccessInterceptor
 from arena.server.bridge import GrpcServerConfig, GrpcThread, Registration, open_grpc_server
+from arena.server.gc_policy import settle_after_start_up
 from arena.server.host import MatchHost, RecorderFactory, TokenBook
 from arena.server.limits import Limits
 from arena.server.service import ArenaService, MatchesService
@@ -71,6 +72,7 @@ async def open_arena_server(
     http: str | None = None,
     plugins: Sequence[Plugin] = (),
     extra_addresses: tuple[str, ...] = (),
+    settle_gc: bool = False,
 ) -> AsyncIterator[ArenaServer]:
     """Serve the Arena and Matches services for an ``async with`` block.
 
@@ -88,6 +90,8 @@ async def open_arena_server(
     ``http``: also serve the pages, the event stream and ``/metrics`` on this
     ``HOST:PORT`` (:mod:`arena.http`, same trio loop).
     ``plugins`` add services (the competition's lobby).
+    ``settle_gc``: once listening, tune this process's garbage collector for a long-running
+    server (:mod:`arena.server.gc_policy`; ``arena serve`` and its workers, not tests).
     """
     limits = limits or Limits()
     async with trio.open_nursery() as nursery:
@@ -138,6 +142,8 @@ async def open_arena_server(
 
                 pages = [e.http_routes for e in extensions if e.http_routes is not None]
                 http_url = await start_http(nursery, http, host, access, metrics, pages)
+            if settle_gc:
+                settle_after_start_up()
             try:
                 yield ArenaServer(host, grpc_thread, access, http_url)
             finally:

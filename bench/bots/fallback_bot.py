@@ -13,6 +13,10 @@ connection, all on one asyncio loop), so the load benchmark needs a couple of cl
 processes, not a thousand. On exit it prints one JSON line to stdout: requests answered,
 mean serialized request and action sizes, and any stream errors.
 
+Like botkit, a seat sent to the front of ``arena serve --workers N`` follows the redirect
+at Hello (``FAILED_PRECONDITION`` with the trailing metadata ``arena-seat-address``) to the
+worker hosting its match (``redirects`` in the report).
+
     python bench/bots/fallback_bot.py --server HOST:PORT --token TOKEN
     python bench/bots/fallback_bot.py --server HOST:PORT --tokens-file FILE
 """
@@ -50,6 +54,7 @@ class Tally:
     ended: int = 0
     verdicts: int = 0  # Verdict messages received
     acks: int = 0  # acknowledgements that rode on another message
+    redirects: int = 0  # seats sent on to a worker by the front
     errors: list[str] = field(default_factory=list)
     thinks: list[float] = field(default_factory=list)  # s, with --think-ms
 
@@ -64,6 +69,8 @@ def open_channel(server: str) -> grpc.aio.Channel:
     return grpc.aio.secure_channel(server, credentials, options=CHANNEL_OPTIONS)
 
 
+SEAT_ADDRESS = "arena-seat-address"  # trailing metadata of a redirected Play (workers)
+MAX_MOVES = 3  # redirects followed for one seat before it gives up
 OPENING = 64  # streams of one process opening at once (a load level opens hundreds)
 OPEN_FOR = 60.0  # seconds a seat keeps trying to open its stream on an overloaded server
 
@@ -76,7 +83,38 @@ async def play(
     think: float,
     opening: asyncio.Semaphore | None = None,
 ) -> None:
-    """One seat: hello, then answer each request with its fallback until MatchEnd.
+    """One seat, following redirects to the worker hosting it (:func:`seat`)."""
+    for _ in range(MAX_MOVES + 1):
+        moved = await seat(server, token, tally, every, think, opening)
+        if moved is None:
+            return
+        tally.redirects += 1
+        server = moved
+    tally.errors.append(f"more than {MAX_MOVES} redirects in a row")
+
+
+def moved_to(exc: grpc.RpcError) -> str | None:
+    """The worker's address when the front refused this seat with a redirect."""
+    if not isinstance(exc, grpc.aio.AioRpcError):
+        return None
+    if exc.code() != grpc.StatusCode.FAILED_PRECONDITION:
+        return None
+    for key, value in exc.trailing_metadata() or ():
+        if key == SEAT_ADDRESS:
+            return value if isinstance(value, str) else value.decode()
+    return None
+
+
+async def seat(
+    server: str,
+    token: str,
+    tally: Tally,
+    every: bool,
+    think: float,
+    opening: asyncio.Semaphore | None = None,
+) -> str | None:
+    """One seat: hello, then answer each request with its fallback until MatchEnd; the
+    address it was redirected to, if it was.
 
     Opening the stream (connection, the referee's initial metadata, the Hello) is retried
     until :data:`OPEN_FOR` runs out, at most :data:`OPENING` at a time per process: with
@@ -89,11 +127,14 @@ async def play(
                 channel, call = await open_stream(server, token, every)
             break
         except (grpc.RpcError, asyncio.InvalidStateError) as exc:
+            moved = moved_to(exc) if isinstance(exc, grpc.RpcError) else None
+            if moved is not None:
+                return moved
             if time.monotonic() > give_up or (
                 isinstance(exc, grpc.RpcError) and exc.code() != grpc.StatusCode.UNAVAILABLE
             ):
                 tally.errors.append(f"opening: {exc}"[:300])
-                return
+                return None
             await asyncio.sleep(0.2)
     async with channel:
         try:
@@ -125,9 +166,14 @@ async def play(
                     break
             await call.done_writing()
         except grpc.RpcError as exc:
+            moved = moved_to(exc)
+            if moved is not None:
+                tally.streams -= 1
+                return moved
             tally.errors.append(f"{exc.code().name}: {exc.details()}")
         except asyncio.InvalidStateError as exc:  # the call failed before Hello (overload)
             tally.errors.append(f"{type(exc).__name__}: {exc}")
+    return None
 
 
 async def open_stream(server: str, token: str, every: bool) -> tuple[grpc.aio.Channel, Any]:

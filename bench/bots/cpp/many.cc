@@ -2,7 +2,8 @@
 // one channel (its own TCP connection) per seat token read from stdin, each answering
 // every request with its fallback at once (bench/workers.py --bot cpp). It asks for
 // VERDICT_FAULTS_ONLY, as bench/bots/fallback_bot.py does, and prints one JSON line on
-// exit: {"requests": N, "ended": seats that saw MatchEnd, "error_count": streams that failed}.
+// exit: {"requests": N, "ended": seats that saw MatchEnd, "redirects": seats sent on to a
+// worker at Hello, "error_count": streams that failed}.
 //
 //   bench/bots/cpp/many --server HOST:PORT < tokens    (make -C bench/bots/cpp)
 //
@@ -26,6 +27,7 @@ namespace {
 std::atomic<long> requests{0};
 std::atomic<int> ended{0};
 std::atomic<int> errors{0};
+std::atomic<int> redirects{0};  // seats sent on to a worker by the front at Hello
 
 // Plays one seat; the address it is sent to, or "" when the stream is over.
 std::string play(const std::string& server, const std::string& token) {
@@ -70,7 +72,10 @@ std::string play(const std::string& server, const std::string& token) {
   if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
     const auto& trailers = context.GetServerTrailingMetadata();
     const auto moved = trailers.find("arena-seat-address");
-    if (moved != trailers.end()) return std::string(moved->second.data(), moved->second.size());
+    if (moved != trailers.end()) {
+      ++redirects;
+      return std::string(moved->second.data(), moved->second.size());
+    }
   }
   ++errors;
   std::cerr << "bench-cpp: " << status.error_code() << ": " << status.error_message() << "\n";
@@ -99,6 +104,7 @@ int main(int argc, char** argv) {
   }
   for (auto& seat : seats) seat.join();
   std::cout << "{\"requests\": " << requests << ", \"ended\": " << ended
-            << ", \"error_count\": " << errors << "}" << std::endl;
+            << ", \"redirects\": " << redirects << ", \"error_count\": " << errors << "}"
+            << std::endl;
   return errors ? 1 : 0;
 }

@@ -2,7 +2,7 @@
 
 The game machine knows the rules and nothing of time; the seats know their transport
 and nothing of the rules. The referee sits between: it asks each pending decision of its
-seat inside ``trio.move_on_after`` (one function, :meth:`Referee._ask`; a remote seat's
+seat under a cancel scope's deadline (one function, :meth:`Referee._ask`; a remote seat's
 answer is charged the time measured at the gRPC edge, see :func:`_charged`) and hands
 what came back to the synchronous :class:`~arena.referee.core.RefereeCore`, which judges lateness,
 charges the bank, applies the answer or the fallback once, applies the fault policy and
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from collections.abc import Callable, Sequence
 
 import structlog
@@ -97,6 +98,7 @@ class Referee:
         self._watched = 0  # spectators get every event, those before a resume too
         self._watchers: list[Callable[[list[tuple[int, Event]]], None]] = []
         self._log_decisions = _debug_logged()
+        self._deadline = trio.CancelScope()  # replaced by _steps' scope while it runs
 
     @property
     def faults(self) -> list[Fault]:
@@ -146,7 +148,7 @@ class Referee:
             self._publish()
             try:
                 while not self.match.finished:
-                    await self._step()
+                    await self._steps()
             except BaseException as exc:  # a bid window's nursery wraps Cancelled in a group
                 if not self.match.finished and _cancelled(exc):
                     self.core.cancel(self.cancel_reason)
@@ -179,49 +181,85 @@ class Referee:
                 tuple(self.match.events),
             )
 
+    async def _steps(self) -> None:
+        """Steps under one reusable deadline scope, until a deadline fires in it.
+
+        A fresh ``move_on_after`` per decision (create, enter, register its deadline,
+        exit) was one of the larger trio costs per decision on the referee's thread;
+        moving one scope's deadline is about a third of it. A fired scope stays
+        cancelled, so the first timeout ends this scope and the next call opens a new
+        one (timeouts are rare). Bid windows keep a scope per ask (:meth:`_window`).
+        """
+        with trio.CancelScope() as scope:
+            self._deadline = scope
+            while not self.match.finished and not scope.cancel_called:
+                await self._step()
+
     async def _step(self) -> None:
         now = trio.current_time() - self._started
+        pending = self.match.pending()
+        if len(pending) == 1:  # most decisions: one seat, under the reusable scope
+            self._settled(await self._ask(self.core.ask(pending[0], now), self._deadline))
+            return
         # sequence numbers in the order of the decisions, before any task runs: the
         # record lists a window's answers in that order, and a resume counts on it
-        asks = [self.core.ask(d, now) for d in self.match.pending()]
-        outcomes: list[Outcome | None] = [None] * len(asks)
-        if len(asks) == 1:
-            outcomes[0] = await self._ask(asks[0])
-        else:  # a bid window: every asked seat answers at the same time
-
-            async def ask_into(i: int) -> None:
-                outcomes[i] = await self._ask(asks[i])
-
-            async with trio.open_nursery() as nursery:
-                for i in range(len(asks)):
-                    nursery.start_soon(ask_into, i)
-        for outcome in outcomes:
-            assert outcome is not None
-            deal = self.match.snapshot().deal
-            where = (deal.deal, deal.trick)  # before the answer moves on
-            verdict = self.core.apply(outcome)
-            self._answered(outcome, verdict, where)
-            self._publish()
+        asks = [self.core.ask(d, now) for d in pending]
+        for outcome in await self._window(asks):
+            self._settled(outcome)
             if self.match.finished:
                 break
 
-    async def _ask(self, ask: Ask) -> Outcome:
-        """Ask one seat one decision under its deadline and bank (the one place)."""
+    async def _window(self, asks: list[Ask]) -> list[Outcome]:
+        """A bid window: every asked seat answers at the same time, each under its own
+        deadline (a scope per ask: one seat's deadline must not cut the others short)."""
+        self._deadline.deadline = math.inf  # the last single ask's must not fire here
+        outcomes: list[Outcome | None] = [None] * len(asks)
+
+        async def ask_into(i: int) -> None:
+            with trio.CancelScope() as scope:
+                outcomes[i] = await self._ask(asks[i], scope)
+
+        async with trio.open_nursery() as nursery:
+            for i in range(len(asks)):
+                nursery.start_soon(ask_into, i)
+        return [outcome for outcome in outcomes if outcome is not None]
+
+    def _settled(self, outcome: Outcome) -> None:
+        """Apply one outcome, tell its seat and the spectators (no checkpoint)."""
+        where = (0, 0)
+        if self._log_decisions:  # only the debug line reads it (a snapshot otherwise unused)
+            deal = self.match.snapshot().deal
+            where = (deal.deal, deal.trick)  # before the answer moves on
+        verdict = self.core.apply(outcome)
+        self._answered(outcome, verdict, where)
+        self._publish()
+
+    async def _ask(self, ask: Ask, scope: trio.CancelScope) -> Outcome:
+        """Ask one seat one decision under its deadline and bank (the one place).
+
+        ``scope`` is entered by the caller and this sets its deadline: :meth:`_steps`'
+        reusable one, or a bid window's own per ask. Only that scope's cancellation is
+        a timeout (the scope is spent: whoever entered it leaves it after this); any
+        other (an organiser's cancel, a shutdown) passes through.
+        """
         seat = self.seats[ask.seat]
         start = trio.current_time()
+        scope.deadline = start + ask.allowed
         sent: Action | None = None
         error: BotError | None = None
-        with trio.move_on_after(ask.allowed) as scope:
-            try:
-                sent = await seat.ask(
-                    ask.seq, ask.request, self.tc.decision_ms, round(ask.bank * 1000)
-                )
-            except BotError as exc:
-                error = exc
+        cut_short = False
+        try:
+            sent = await seat.ask(ask.seq, ask.request, self.tc.decision_ms, round(ask.bank * 1000))
+        except BotError as exc:
+            error = exc
+        except trio.Cancelled:
+            if not scope.cancel_called:
+                raise
+            cut_short = True
         elapsed = trio.current_time() - start
         if sent is not None:
             elapsed = _charged(seat, ask.seq, elapsed)
-        return self.core.settle(ask, sent, error, elapsed, scope.cancelled_caught)
+        return self.core.settle(ask, sent, error, elapsed, cut_short)
 
     def _answered(self, outcome: Outcome, verdict: SeatVerdict, where: tuple[int, int]) -> None:
         fault = verdict.fault

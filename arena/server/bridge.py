@@ -9,7 +9,9 @@ the call in its own loop:
 
 - trio → asyncio: :class:`AsyncioOutbox`, one per stream, whose items cross by the loop's
   :class:`Hop` (``loop.call_soon_threadsafe``);
-- asyncio → trio: a :class:`Hop` on the trio token (``TrioToken.run_sync_soon``).
+- asyncio → trio: a :class:`Hop` on the trio token (``TrioToken.run_sync_soon``), or,
+  for a remote seat's answers while its ask waits, the seat's own door
+  (:mod:`arena.server.door`: an eventfd the waiting task itself waits on).
 
 A :class:`Hop` batches: the calls made while a wake-up is pending ride on it, so a burst
 (a bid window's four requests, 250 matches' answers arriving together) costs one wake-up

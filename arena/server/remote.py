@@ -8,12 +8,16 @@ with the same sequence number: late answers (an older number) are dropped and
 counted, a number never issued is a fault, and a disconnection waits up to the grace
 period (at most the decision's own time) for the bot to come back with its token, then
 gives up with :class:`BotGone`, charged once per absence.
+
+While :meth:`ask` waits, the stream's calls reach it through the seat's
+:class:`~arena.server.door.SeatDoor` (an eventfd the waiting task itself waits on),
+not through trio's entry queue: one task step fewer per decision.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
+from collections import deque
 from collections.abc import Callable, Sequence
 
 import structlog
@@ -21,6 +25,7 @@ import trio
 
 from arena.game import Action, Event, MatchEnded, Request
 from arena.referee import BotError, BotGone, Fault, FaultKind, SeatVerdict
+from arena.server.door import SeatDoor
 from arena.server.traffic import (
     Answer,
     Ask,
@@ -87,7 +92,12 @@ class RemoteSeat:
         self.ever_connected = trio.Event()
         self.disconnected_at: float | None = None
         self._absent_reported = away
-        self._send_in, self._inbox = trio.open_memory_channel[Inbound](math.inf)
+        # What the bridge delivered, and the referee's task while it waits for it: a
+        # deque and a parked task cost a third of a memory channel's send + receive
+        # (no statistics object per look, no extra yield when an item is waiting).
+        self._inbox: deque[Inbound] = deque()
+        self._waiter: trio.lowlevel.Task | None = None
+        self.door = SeatDoor()  # the stream's calls reach a waiting ask directly (door.py)
         self._pending: Ask | None = None
         self._unacked = 0  # an accepted answer whose acknowledgement rides on the next message
         # (seq, seconds) of the latest answer: the bot's own time, measured at the gRPC edge
@@ -96,12 +106,23 @@ class RemoteSeat:
         self._one_stream = False
         self.late_answers = 0
         self.dropped = 0
-        self.finished = False
+        self._finished = False
         self.buffer_limit = 256 * 1024  # unrequested bytes kept (Limits.seat_buffer_bytes)
         self._buffered = 0  # bytes of messages waiting in the inbox
         self.ended: BotError | None = None  # the bot's process is gone, and why
         self.timeouts = 0  # decisions it let time out (its sandbox's watcher reads this)
         self._ended_reported = False
+
+    @property
+    def finished(self) -> bool:
+        """The match is over for this seat: it asks nothing more (its door closes)."""
+        return self._finished
+
+    @finished.setter
+    def finished(self, value: bool) -> None:
+        self._finished = value
+        if value:
+            self.door.close()
 
     # -- called from the asyncio side through the bridge (trio thread, never blocks) -----
 
@@ -124,7 +145,7 @@ class RemoteSeat:
         if self._pending is not None:  # a request in flight when it went away: ask again
             self._one_stream = False  # its time away is its own: the edge clock won't do
             self._send(self._pending)
-        self._send_in.send_nowait(Signal.ATTACHED)
+        self._put(Signal.ATTACHED)
         log.info(
             "seat_connected", match_id=self.match_id, seat=self.seat, resumed=resumed, bot=self.name
         )
@@ -135,26 +156,45 @@ class RemoteSeat:
             return
         size = message.size if isinstance(message, Answer) else 0
         if self._pending is None and (
-            self._inbox.statistics().current_buffer_used >= FLOOD_LIMIT
-            or self._buffered + size > self.buffer_limit
+            len(self._inbox) >= FLOOD_LIMIT or self._buffered + size > self.buffer_limit
         ):
             self.dropped += 1
             return
         self._buffered += size
-        self._send_in.send_nowait(message)
+        self._put(message)
+
+    def _put(self, item: Inbound) -> None:
+        """Queue ``item`` and wake the referee's task if it waits for one."""
+        self._inbox.append(item)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            trio.lowlevel.reschedule(waiter)
+        elif self.door.waiting:
+            self.door.poke()
 
     async def _receive(self) -> Inbound:
-        item = await self._inbox.receive()
+        """The next item; waits (cancellably) only if none is queued. One consumer.
+        It waits at the seat's door if it can, else to be woken by the hop's call."""
+        while not self._inbox:
+            if not await self.door.wait():
+                self._waiter = trio.lowlevel.current_task()
+                await trio.lowlevel.wait_task_rescheduled(self._abort)
+        item = self._inbox.popleft()
         if isinstance(item, Answer):
             self._buffered -= item.size
         return item
+
+    def _abort(self, _: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
+        self._waiter = None
+        return trio.lowlevel.Abort.SUCCEEDED
 
     def detach(self, conn_id: int) -> None:
         if self.conn is None or self.conn.id != conn_id:
             return
         self.conn = None
         self.disconnected_at = trio.current_time()
-        self._send_in.send_nowait(Signal.DETACHED)
+        self._put(Signal.DETACHED)
         if self.finished:
             log.debug("seat_left", match_id=self.match_id, seat=self.seat)
         else:
@@ -168,7 +208,7 @@ class RemoteSeat:
         if self.finished or self.ended is not None:
             return
         self.ended = BotError(kind, reason)
-        self._send_in.send_nowait(Signal.DETACHED)  # wakes a wait for the bot's return
+        self._put(Signal.DETACHED)  # wakes a wait for the bot's return
         log.warning("seat_process_ended", match_id=self.match_id, seat=self.seat, kind=kind.value)
 
     @property
@@ -186,7 +226,7 @@ class RemoteSeat:
             self._send(asked)
             while True:
                 # what arrived before a disconnection still counts: read it first
-                if self.conn is None and not self._inbox.statistics().current_buffer_used:
+                if self.conn is None and not self._inbox:
                     await self._wait_for_return(until)
                     continue
                 item = await self._receive()

@@ -112,7 +112,7 @@ class ArenaService(pb_grpc.ArenaServicer):
                     self.traffic(0, len(data))
         finally:
             reader.cancel()
-            self.hop.call(seat.detach, conn.id)
+            seat.door.call(self.hop, seat.detach, conn.id)
 
     async def _hello(self, context: Ctx) -> pb.Hello:
         try:
@@ -170,14 +170,14 @@ class ArenaService(pb_grpc.ArenaServicer):
                 while gauge.in_flight > limits.connection_buffer_bytes:
                     await asyncio.sleep(0.005)
                 gauge.read += size  # only this thread writes it
-                if not self.hop.call(guard.deliver, seat, conn_id, item, gauge, size):
+                if not seat.door.call(self.hop, guard.deliver, seat, conn_id, item, gauge, size):
                     gauge.read -= size  # the referee has stopped: nothing will take it
                     break
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # undecodable bytes, a reset: the stream is unusable
             reason = f"unreadable message: {type(exc).__name__}"
-            self.hop.call(seat.deliver, conn_id, Malformed(reason))
+            seat.door.call(self.hop, seat.deliver, conn_id, Malformed(reason))
             context.set_code(grpc.StatusCode.INVALID_ARGUMENT)
             context.set_details(reason)
         outbox.close_nowait()  # ends Play's write loop, which detaches the seat

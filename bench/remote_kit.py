@@ -7,13 +7,14 @@ Kept apart so that ``remote.py`` reads as the experiment and its table.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -22,7 +23,7 @@ from typing import Any
 import trio
 
 from arena.game import Action, Event, MatchEnded, Request
-from arena.referee import Fault, SeatVerdict
+from arena.referee import Fault, Referee, SeatVerdict
 from arena.server import convert
 from arena.server.bridge import GrpcServerConfig, open_grpc_server
 from arena.v1 import arena_pb2 as pb
@@ -113,6 +114,26 @@ class Spawner:
 
 
 # ------------------------------------------------------------------------ in-process seats
+
+
+@contextlib.contextmanager
+def timed_asks(into: list[float]) -> Iterator[None]:
+    """Append each ``Referee._ask``'s duration on trio's clock (the referee's own
+    turnaround: ask → answer through the bridge and edge both ways) to ``into``."""
+    ask = Referee._ask
+
+    async def timed(self: Referee, *args: Any) -> Any:
+        start = trio.current_time()
+        try:
+            return await ask(self, *args)
+        finally:
+            into.append(trio.current_time() - start)
+
+    Referee._ask = timed  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Referee._ask = ask  # type: ignore[method-assign]
 
 
 class LatencyRecorder:

@@ -6,14 +6,18 @@ it wrote beside the record, running a bare ``python`` as arena's own."""
 
 from __future__ import annotations
 
+import io
 import os
 import pty
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+
+from arena.cli.progress import Progress
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = Path(sys.executable).with_name("arena")
@@ -60,6 +64,23 @@ def test_each_long_command_prints_progress_lines_off_a_terminal(tmp_path: Path) 
             assert re.search(r"arena match: deal 1/1, \d+ decisions, faults 0", err), err
         else:
             assert all(COUNTED.match(ln) for ln in lines), lines
+
+
+def test_a_log_ends_with_where_the_work_ended_once_it_has_lines() -> None:
+    """Off a terminal: no line for a run shorter than the interval; otherwise the last
+    line is the state at the end, not the last tick's (a match may run to its end
+    between two ticks after a long wait for a bot)."""
+    quick = io.StringIO()
+    with Progress(3, "matches", "batch", stream=quick, interval=60) as bar:
+        bar.advance(3)
+    assert quick.getvalue() == ""
+    log = io.StringIO()
+    with Progress(3, "matches", "batch", stream=log, interval=0.05) as bar:
+        while not log.getvalue():
+            time.sleep(0.01)
+        bar.advance(3, faults=1)
+    last = log.getvalue().splitlines()[-1]
+    assert last.startswith("arena batch: 3/3 matches") and "faults 1" in last, log.getvalue()
 
 
 def test_a_terminal_gets_a_bar_redrawn_in_place() -> None:

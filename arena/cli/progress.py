@@ -3,7 +3,9 @@
 On a terminal, a bar redrawn in place (at most 10 times a second, and every half second
 so that the clock and the ETA move while one long match is played). Otherwise (a log
 file, CI) one line every ``ARENA_PROGRESS_SECONDS`` (default 10) seconds: done of total,
-rate, ETA, faults so far — so a 3-minute batch is never 3 silent minutes. A run shorter
+rate, ETA, faults so far — so a 3-minute batch is never 3 silent minutes — and, once it
+has printed one, a last line when the work ends (a log should not stop at "waiting for
+seat 1 to connect" when the match then ran to its end between two lines). A run shorter
 than the interval prints no progress line at all. Standard output stays for results.
 """
 
@@ -59,6 +61,7 @@ class Progress:
         self.interval = interval if interval is not None else interval_from_env()
         self.started = time.monotonic()
         self._drawn = 0.0
+        self._lines = 0  # progress lines written off a terminal
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._ticker = threading.Thread(target=self._tick, name="progress", daemon=True)
@@ -71,9 +74,11 @@ class Progress:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._ticker.join()
-        if self.live:
-            with self._lock:
+        with self._lock:
+            if self.live:
                 self._write("\r" + self._fit(self.text()) + "\x1b[K\n")
+            elif self._lines:
+                self._line()
 
     def advance(self, n: int = 1, note: str = "", faults: int | None = None) -> None:
         """``n`` more done; ``faults`` is the total so far (not an increment)."""
@@ -126,9 +131,13 @@ class Progress:
             if self.live:
                 self._draw(force=True)
             else:
-                prefix = f"arena {self.command}: " if self.command else ""
                 with self._lock:
-                    self._write(prefix + self.text() + "\n")
+                    self._line()
+
+    def _line(self) -> None:
+        prefix = f"arena {self.command}: " if self.command else ""
+        self._write(prefix + self.text() + "\n")
+        self._lines += 1
 
     def _fit(self, line: str) -> str:
         """One terminal row: a wrapped line could not be redrawn in place."""

@@ -32,6 +32,7 @@ from typing import Any
 import grpc
 import trio
 from remote_kit import BENCH, BOT, PY, Spawner  # bench/remote_kit.py
+from workers import cpu_of  # bench/workers.py: CPU seconds of processes, from /proc
 
 from arena.referee import TimeControl
 from arena.v1 import arena_pb2 as pb
@@ -116,18 +117,6 @@ def memory_mib(pids: list[int]) -> tuple[float, float]:
     """Summed resident memory now and summed peaks (VmRSS, VmHWM) of ``pids``, in MiB."""
     each = [memory_of(pid) for pid in pids]
     return sum(m[0] for m in each), sum(m[1] for m in each)
-
-
-def cpu_of(pids: list[int]) -> float:
-    """User + system CPU seconds of ``pids`` so far."""
-    total = 0.0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
 
 
 def children_cpu() -> float:

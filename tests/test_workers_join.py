@@ -55,6 +55,29 @@ def joining(tmp_path: Path, front: Serve, token_file: Path) -> subprocess.Popen[
     return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
 
 
+def wait_joined(front: Serve, remote: subprocess.Popen[bytes], log: Path) -> str:
+    """The joined worker's address, once the front's log says it joined (60 s)."""
+    deadline = time.monotonic() + 60
+    while not (joined := JOINED.search(front.log.read_text())):
+        assert time.monotonic() < deadline and remote.poll() is None, (
+            log.read_text() + front.log.read_text()
+        )
+        time.sleep(0.2)
+    return joined[2]
+
+
+def stop_all(
+    processes: list[subprocess.Popen[bytes] | None], channel: grpc.Channel, front: Serve
+) -> None:
+    """A test's end, whatever it reached: its bots and joined worker killed, then the
+    front's channel closed and the front stopped."""
+    for process in processes:
+        if process is not None and process.poll() is None:
+            process.kill()
+    channel.close()
+    front.stop()
+
+
 def bots_for(
     match: pb.CreateMatchResponse, front: Serve, folder: Path, tag: str
 ) -> list[subprocess.Popen[bytes]]:
@@ -113,13 +136,7 @@ def test_a_worker_joins_from_another_address_and_its_death_costs_only_its_match(
         assert last.startswith("arena serve: the front at") and "did not take" in last, last
 
         remote = joining(tmp_path, front, front.token_file)
-        deadline = time.monotonic() + 60
-        while not (joined := JOINED.search(front.log.read_text())):
-            assert time.monotonic() < deadline and remote.poll() is None, (
-                tmp_path / "remote.log"
-            ).read_text() + front.log.read_text()
-            time.sleep(0.2)
-        address = joined[2]
+        address = wait_joined(front, remote, tmp_path / "remote.log")
         # the front gives new matches to the worker with the fewest live ones: all three
         tc = pb.TimeControl(grace_ms=30_000)
         created = [
@@ -161,13 +178,7 @@ def test_a_worker_joins_from_another_address_and_its_death_costs_only_its_match(
         listed = stub.List(pb.ListMatchesRequest(), metadata=bearer(token))
         assert victim.match_id not in {m.match_id for m in listed.matches}
     finally:
-        for bot in bots:
-            if bot.poll() is None:
-                bot.kill()
-        if remote is not None and remote.poll() is None:
-            remote.kill()
-        channel.close()
-        front.stop()
+        stop_all([*bots, remote], channel, front)
 
 
 def test_an_open_front_takes_no_worker(tmp_path: Path) -> None:

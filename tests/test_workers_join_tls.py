@@ -25,7 +25,7 @@ from pathlib import Path
 import grpc
 import pytest
 from servekit import ROOT, Serve, bearer, make_ca, make_certificates, sign_certificate, start_serve
-from test_workers_join import JOINED, join_argv
+from test_workers_join import join_argv, stop_all, wait_joined
 
 from arena.cli.main import main
 from arena.records import read_record, verify
@@ -101,13 +101,7 @@ def test_a_worker_joins_a_tls_front_and_hosts_a_match(tmp_path: Path) -> None:
                 assert "FAILED_PRECONDITION: the front cannot call this worker" in last, last
             else:  # refused at the handshake (or no answer): the line names the options
                 assert "--join-ca" in last, (why, last)
-        deadline = time.monotonic() + 60
-        while not (joined := JOINED.search(front.log.read_text())):
-            assert time.monotonic() < deadline and remote.poll() is None, (
-                tmp_path / "remote.log"
-            ).read_text() + front.log.read_text()
-            time.sleep(0.2)
-        address = joined[2]
+        address = wait_joined(front, remote, tmp_path / "remote.log")
         assert front.log.read_text().count("joined from another host") == 1  # only the good one
 
         stub = pb_grpc.MatchesStub(channel)
@@ -137,10 +131,4 @@ def test_a_worker_joins_a_tls_front_and_hosts_a_match(tmp_path: Path) -> None:
                                         metadata=bearer(token)))  # fmt: skip
         assert [c.line for c in fetched] == path.read_text().splitlines()
     finally:
-        for bot in bots:
-            if bot.poll() is None:
-                bot.kill()
-        if remote is not None and remote.poll() is None:
-            remote.kill()
-        channel.close()
-        front.stop()
+        stop_all([*bots, remote], channel, front)

@@ -8,8 +8,9 @@ serve`` drives it, each seat answering its request's fallback at once (what
 - ``ask``: the core's ``ask`` — the sequence number and the seat's request (its view
   from :mod:`arena.game.views`, its new events, the fallback's frozen basis);
 - ``fallback``: the request's fallback (computed when the wire message is built);
-- ``to_pb``: the request as a ``RefereeMessage`` (``server/wire.py``'s ``SeatWire``, the
-  events through the match's ``EventCache``), and ``serialize``: its bytes;
+- ``encode``: the request's bytes as the server writes them (``server/wire.py``'s
+  ``SeatWire.encode``: joined from encoded parts by ``server/request_wire.py``, the
+  events through the match's ``EventCache``; no ``RefereeMessage`` is built);
 - ``apply``: ``settle`` + ``apply`` (the machine, the fault policy, the record lines to
   a real ``RecordWriter`` on a temporary file);
 - ``after``: what the trio ``Referee`` does after each answer (its log line, the verdict
@@ -39,7 +40,7 @@ from arena.server.limits import Limits
 from arena.server.traffic import Ask, VerdictMode
 from arena.server.wire import EventCache, SeatWire
 
-PARTS = ("ask", "fallback", "to_pb", "serialize", "apply", "after")
+PARTS = ("ask", "fallback", "encode", "apply", "after")
 
 
 class _Nobody:
@@ -63,7 +64,7 @@ def one_match(seed: int, folder: Path, totals: dict[str, float]) -> int:
     cache = EventCache()
     wires = [SeatWire(cache, VerdictMode.FAULTS_ONLY, Limits()) for _ in range(4)]
     clock = time.thread_time  # CPU time: steadier than the wall clock on a loaded machine
-    t_ask = t_fb = t_pb = t_ser = t_apply = t_after = 0.0
+    t_ask = t_fb = t_enc = t_apply = t_after = 0.0
     while not core.finished:
         for decision in core.match.pending():
             t0 = clock()
@@ -71,9 +72,7 @@ def one_match(seed: int, folder: Path, totals: dict[str, float]) -> int:
             t1 = clock()
             answer = ask.request.fallback
             t2 = clock()
-            message = wires[decision.seat].message(Ask(ask.seq, ask.request, 2000, 30000))
-            t3 = clock()
-            message.SerializeToString()
+            wires[decision.seat].encode(Ask(ask.seq, ask.request, 2000, 30000))
             t4 = clock()
             deal = core.match.snapshot().deal
             where = (deal.deal, deal.trick)
@@ -85,14 +84,13 @@ def one_match(seed: int, folder: Path, totals: dict[str, float]) -> int:
             t6 = clock()
             t_ask += t1 - t0
             t_fb += t2 - t1
-            t_pb += t3 - t2
-            t_ser += t4 - t3
+            t_enc += t4 - t2
             t_apply += t5 - t4
             t_after += t6 - t5
             if core.finished:
                 break
     core.close()  # the footer closes the writer's file
-    for key, value in zip(PARTS, (t_ask, t_fb, t_pb, t_ser, t_apply, t_after), strict=True):
+    for key, value in zip(PARTS, (t_ask, t_fb, t_enc, t_apply, t_after), strict=True):
         totals[key] += value
     return core.tally.decisions
 

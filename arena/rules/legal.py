@@ -54,7 +54,9 @@ def follow_candidate(
     """A follow to ``lead`` (whose units are ``units``) from ``hand``, every free choice
     made by ``pick``, and whether its shape was forced. Forced: every card of the led
     suit the hand holds, the rest picked from the others, when it holds no more than
-    the lead's size (RULES.md §7); or any of them under suit-only rules. Otherwise the
+    the lead's size (RULES.md §7); or any of them under suit-only rules or against a
+    lead of singles (no group to match: :func:`~arena.rules.follow.check_follow` takes
+    any cards of the led suit then). Otherwise the
     best profile the hand can reach, almost always legal:
     :func:`arena.rules.legality.follow_with` judges it and searches when it is not."""
     n = len(lead)
@@ -65,7 +67,11 @@ def follow_candidate(
     if len(suited) <= n:
         others = [c for c in ordered if lane[c.index] != led]
         return suited + _choose(others, n - len(suited), pick), True
-    if order.rules.follow is FollowRule.SUIT_ONLY:
+    if order.rules.follow is FollowRule.SUIT_ONLY or all(u.width == 1 for u in units):
+        # any n cards of the led suit are legal: suit-only rules, or a lead of singles
+        # (the most common follow by far), where the best profile asks for no group.
+        # What _shaped would build then, without building the profile: ``suited`` is
+        # already cheapest first, as _shaped sorts what is left.
         return _choose(suited, n, pick), True
     return _shaped(suited, units, order, pick), False
 

@@ -62,6 +62,13 @@ class Recorder(EventSink, Protocol):
         fault: FaultNote | None,
         absent: bool = False,
     ) -> None: ...
+    def hold(self) -> None:
+        """Keep the lines of the calls that follow, to write them together at
+        :meth:`release` (one answer's lines in one write)."""
+
+    def release(self) -> None:
+        """Write what :meth:`hold` kept."""
+
     def penalty(self, team: int, points: int, reason: str) -> None: ...
     def forfeit(self, team: int, reason: str) -> None: ...
     def cancel(self, reason: str) -> None: ...

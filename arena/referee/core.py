@@ -162,7 +162,18 @@ class RefereeCore:
 
     def apply(self, outcome: Outcome) -> SeatVerdict:
         """Apply the answer once — or, on any fault, charge it and play the fallback —
-        and record it; returns the verdict the seat is told."""
+        and record it; returns the verdict the seat is told. The record's lines of one
+        answer (the events before it, its line, a penalty or forfeit) go out in one write."""
+        recorder = self.recorder
+        if recorder is None:
+            return self._apply(outcome)
+        recorder.hold()
+        try:
+            return self._apply(outcome)
+        finally:
+            recorder.release()
+
+    def _apply(self, outcome: Outcome) -> SeatVerdict:
         self.flush()  # what came before this answer goes before its line
         ask, error = outcome.ask, outcome.error
         seat = ask.seat

@@ -22,6 +22,10 @@ class Kind(enum.Enum):
     BURY = "bury"
     PLAY = "play"
 
+    # Hashed by identity (members are singletons): the transition tables are looked up
+    # by (phase, input) at every answer, and Enum's own __hash__ is a Python call.
+    __hash__ = object.__hash__
+
 
 Action = tuple[Card, ...]
 """An answer: the cards shown, buried or played. The empty action passes a bid."""

@@ -46,6 +46,10 @@ class MatchPhase(enum.Enum):
     PLAYING = "playing"  # a deal is in progress
     OVER = "over"
 
+    # Hashed by identity (members are singletons): the transition tables are looked up
+    # by (phase, input) at every answer, and Enum's own __hash__ is a Python call.
+    __hash__ = object.__hash__
+
 
 class Input(enum.Enum):
     """What moves a match: the referee's calls, and the steps after a deal ends."""
@@ -59,6 +63,10 @@ class Input(enum.Enum):
     NEXT_DEAL = "next deal"
     MATCH_WON = "match won"  # at A (RULES.md §8)
     DEALS_PLAYED = "deals played"  # the rule set's number of deals
+
+    # Hashed by identity (members are singletons): the transition tables are looked up
+    # by (phase, input) at every answer, and Enum's own __hash__ is a Python call.
+    __hash__ = object.__hash__
 
 
 class MatchMachine:

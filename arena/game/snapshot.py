@@ -28,6 +28,10 @@ class Phase(enum.Enum):
     PLAYING = "playing"
     OVER = "over"
 
+    # Hashed by identity (members are singletons): the transition tables are looked up
+    # by (phase, input) at every answer, and Enum's own __hash__ is a Python call.
+    __hash__ = object.__hash__
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class PastTrick:

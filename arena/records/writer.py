@@ -116,14 +116,15 @@ class RecordWriter:
 
     def events(self, events: Sequence[Event]) -> None:
         """Match events, unredacted, in the order the machine emitted them."""
+        n = self.lines
         lines = []
         for event in events:
-            data = event.to_dict()
-            if isinstance(event, MatchEnded):
+            if type(event) is MatchEnded:
                 self._result = event
-            lines.append({"type": "event", "event": data})
+            lines.append({"n": n, "type": "event", "event": event.to_dict()})
+            n += 1
         if lines:
-            self._write(lines)
+            self._write_numbered(lines)
 
     def answer(
         self,
@@ -143,6 +144,7 @@ class RecordWriter:
         is ``absent`` after its disconnection was charged), and when."""
         ruling = Ruling.FAULT if fault is not None else Ruling.ABSENT if absent else Ruling.ACCEPTED
         line: dict[str, Any] = {
+            "n": self.lines,
             "type": "answer",
             "seat": seat,
             "seq": seq,
@@ -154,7 +156,7 @@ class RecordWriter:
             "verdict": ruling,  # a StrEnum member: JSON writes its word
             "fault": None if fault is None else {"kind": str(fault.kind), "reason": fault.reason},
         }
-        self._write([line])
+        self._write_numbered([line])
 
     def penalty(self, team: int, points: int, reason: str) -> None:
         """A referee penalty fed to the machine (``MatchMachine.penalize``)."""
@@ -205,13 +207,17 @@ class RecordWriter:
     # -- the file ----------------------------------------------------------------------
 
     def _write(self, lines: list[dict[str, Any]], digest: bool = True) -> None:
+        self._write_numbered([{"n": self.lines + i, **line} for i, line in enumerate(lines)], digest)
+
+    def _write_numbered(self, lines: list[dict[str, Any]], digest: bool = True) -> None:
+        """Write ``lines``, each already starting with its number ``n`` (the next ones)."""
         file = self._file
         if file is None or self._broken:
             raise StateError("the record is closed" if file is None else "the record is broken")
         held = self._held
         chunks = [] if held is None else held
         for line in lines:
-            data = dump_line({"n": self.lines, **line})
+            data = dump_line(line)
             if digest:
                 self._digest.update(data)
             chunks.append(data)

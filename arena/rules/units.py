@@ -208,6 +208,8 @@ def arrange(cards: Sequence[Card], units: Sequence[Unit], order: CardOrder) -> l
     Returns the high key of each placed unit, in the order of ``units``, or ``None`` when
     the cards cannot be so arranged (RULES.md §7, Winning a trick).
     """
+    if len(cards) == 1 and len(units) == 1 and units[0].size == 1:
+        return [order.key[cards[0].index]]  # a single against a single: most follows
     if len(cards) != sum(u.size for u in units):
         return None
     counts = tally(cards, order)

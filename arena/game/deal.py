@@ -72,9 +72,7 @@ class Step(enum.Enum):
     TRUMP_SET = "trump settled"  # the dealer takes the kitty
     LAST_TRICK = "the last trick was won"  # settle the deal
 
-    # Hashed by identity (members are singletons): the transition tables are looked up
-    # by (phase, input) at every answer, and Enum's own __hash__ is a Python call.
-    __hash__ = object.__hash__
+    __hash__ = object.__hash__  # by identity, as Phase's (arena.game.snapshot) says why
 
 
 class Answer(NamedTuple):

@@ -12,7 +12,7 @@ import enum
 from typing import Any, ClassVar
 
 from arena.game.domain import Termination
-from arena.rules import SEATS, Card, Rank, Side, Suit, Trump
+from arena.rules import SEATS, Card, Rank, Seat, Side, Suit, Trump, quick_init
 
 
 class Kind(enum.Enum):
@@ -32,6 +32,7 @@ Action = tuple[Card, ...]
 PASS: Action = ()
 
 
+@quick_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class Decision:
     """A seat must answer: which kind, and the frame of legal answers.
@@ -53,10 +54,12 @@ def jsonable(v: Any) -> Any:
     kind = type(v)  # the usual kinds first, by type (every event line passes here)
     if kind is int or kind is str or v is None:
         return v
+    if kind is Seat:  # a plain int: JSON writes it without a hook (the same digits)
+        return int(v)
     if kind is Card:
         return v.code
-    if kind is tuple:
-        return [jsonable(x) for x in v]
+    if kind is tuple:  # mostly cards
+        return [x.code if type(x) is Card else jsonable(x) for x in v]
     if isinstance(v, Card):
         return v.code
     if isinstance(v, Rank):
@@ -93,6 +96,7 @@ class DealStarted(Event):
     levels: tuple[Rank, Rank]  # team 0 (seats 0+2), team 1 (seats 1+3)
 
 
+@quick_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class CardDealt(Event):
     """Private to ``seat``."""
@@ -102,6 +106,7 @@ class CardDealt(Event):
     card: Card
 
 
+@quick_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class BidMade(Event):
     type: ClassVar[str] = "bid_made"
@@ -160,6 +165,7 @@ class ThrowFailed(Event):
     penalty: int  # the attackers' point change
 
 
+@quick_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class CardsPlayed(Event):
     type: ClassVar[str] = "cards_played"
@@ -168,6 +174,7 @@ class CardsPlayed(Event):
     cards: tuple[Card, ...]
 
 
+@quick_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class TrickWon(Event):
     type: ClassVar[str] = "trick_won"

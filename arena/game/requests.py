@@ -48,8 +48,9 @@ class Request:
     ) -> None:
         self.decision = decision
         self.view = view
-        self.events = tuple(e for _, e in events)  # redacted, since this seat's last request
-        self.event_indices = tuple(i for i, _ in events)  # their indices in the match
+        indices, redacted = zip(*events, strict=True) if events else ((), ())
+        self.events: tuple[Event, ...] = redacted  # redacted, since this seat's last request
+        self.event_indices: tuple[int, ...] = indices  # their indices in the match
         self.rules = rules
         self._basis = basis
         self._fallback: Action | None = None

@@ -14,7 +14,7 @@ import enum
 from typing import NamedTuple
 
 from arena.game.events import Action, DealEnded, MatchEnded
-from arena.rules import Bid, Card, CardOrder, Position, Rank, RuleSet, Trump, Unit
+from arena.rules import Bid, Card, CardOrder, Position, Rank, RuleSet, Trump, Unit, quick_init
 
 Hand = tuple[Card, ...]
 Play = tuple[int, Action]  # (seat, the cards that landed)
@@ -33,6 +33,7 @@ class Phase(enum.Enum):
     __hash__ = object.__hash__
 
 
+@quick_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class PastTrick:
     """The last finished trick: who led it, the plays in order, who won it."""

@@ -24,9 +24,21 @@ from arena.game.events import (
 )
 from arena.game.match import MatchMachine
 from arena.game.snapshot import DealSnapshot, MatchSnapshot, Phase
-from arena.rules import Bid, Card, Position, Rank, RuleSet, Seat, Suit, Trump, other_team
+from arena.rules import (
+    Bid,
+    Card,
+    Position,
+    Rank,
+    RuleSet,
+    Seat,
+    Suit,
+    Trump,
+    other_team,
+    quick_init,
+)
 
 
+@quick_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class TrickView:
     number: int
@@ -35,6 +47,7 @@ class TrickView:
     winner: int | None = None
 
 
+@quick_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class SeatView:
     """Everything one seat may know, as of now."""
@@ -223,6 +236,9 @@ def seat_events(events: Iterable[Event], seat: int) -> list[Event]:
     return [event for _, event in indexed_seat_events(events, seat)]
 
 
+_KITTY = (KittyTaken, KittyBuried)  # a tuple: isinstance takes it faster than a union
+
+
 def indexed_seat_events(
     events: Iterable[Event], seat: int, start: int = 0
 ) -> list[tuple[int, Event]]:
@@ -232,7 +248,7 @@ def indexed_seat_events(
         if isinstance(event, CardDealt):
             if event.seat == seat:
                 out.append((i, event))
-        elif isinstance(event, KittyTaken | KittyBuried):
+        elif isinstance(event, _KITTY):
             out.append((i, event if event.seat == seat else dataclasses.replace(event, cards=())))
         else:
             out.append((i, event))

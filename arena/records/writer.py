@@ -146,7 +146,7 @@ class RecordWriter:
         line: dict[str, Any] = {
             "n": self.lines,
             "type": "answer",
-            "seat": seat,
+            "seat": int(seat),  # a Seat would take the encoder's hook: the same digits
             "seq": seq,
             "kind": kind.value if isinstance(kind, Kind) else str(kind),
             "sent": None if sent is None else codes(sent),
@@ -207,7 +207,8 @@ class RecordWriter:
     # -- the file ----------------------------------------------------------------------
 
     def _write(self, lines: list[dict[str, Any]], digest: bool = True) -> None:
-        self._write_numbered([{"n": self.lines + i, **line} for i, line in enumerate(lines)], digest)
+        first = self.lines
+        self._write_numbered([{"n": first + i, **line} for i, line in enumerate(lines)], digest)
 
     def _write_numbered(self, lines: list[dict[str, Any]], digest: bool = True) -> None:
         """Write ``lines``, each already starting with its number ``n`` (the next ones)."""

@@ -7,7 +7,7 @@ from typing import Any
 
 from arena.errors import ArenaError
 from arena.game import Action, FaultKind
-from arena.rules import codes
+from arena.rules import codes, quick_init
 from arena.text import MAX_REASON, clip
 
 
@@ -62,6 +62,7 @@ class Fault:
         }
 
 
+@quick_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class SeatVerdict:
     """The judgement of one answer, as the seat is told it."""

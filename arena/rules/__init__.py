@@ -56,6 +56,7 @@ from arena.rules.seats import SEATS, Seat, Side, other_team, team_of
 from arena.rules.trick import Leading, TrickResult, first_leading, next_leading, trick_winner
 from arena.rules.trump import TRUMP_LANE, CardOrder, Trump, card_order
 from arena.rules.units import THROW, Unit, arrange, decompose, shape_of
+from arena.rules.values import quick_init
 from arena.rules.verdict import LEGAL, Verdict, missing_from
 
 __all__ = [
@@ -135,6 +136,7 @@ __all__ = [
     "points",
     "position_of",
     "pretty_cards",
+    "quick_init",
     "shape_of",
     "strength",
     "team_of",

@@ -17,9 +17,11 @@ from arena.rules.ruleset import ForcedUnit, ThrowPenalty
 from arena.rules.seats import Seat, Side
 from arena.rules.trump import CardOrder
 from arena.rules.units import Unit, decompose, runs, tally
+from arena.rules.values import quick_init
 from arena.rules.verdict import Verdict, missing_from
 
 
+@quick_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class LeadVerdict(Verdict):
     """The judgement of a lead: what lands on the table and what it costs. A failed

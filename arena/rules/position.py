@@ -84,21 +84,22 @@ class Position:
         rules: RuleSet = _DEFAULT_RULES,
         landed_units: tuple[Unit, ...] | None = None,
     ) -> None:
-        # written out: the machine makes a position per answer and the bots one per
-        # follow, and a frozen dataclass's own __init__ costs twice this
-        put = object.__setattr__
-        put(self, "hands", hands)
-        put(self, "level", level)
-        put(self, "trump", trump)
-        put(self, "dealer", dealer)
-        put(self, "kitty", kitty)
-        put(self, "leader", leader)
-        put(self, "plays", plays)
-        put(self, "points", points)
-        put(self, "bid", bid)
-        put(self, "rules", rules)
-        put(self, "landed_units", landed_units)
-        put(self, "known_order", None)
+        # written out with the slots' own setters (a frozen class refuses setattr): the
+        # machine makes a position per answer and each request's fallback one more, and
+        # a frozen dataclass's own __init__ (object.__setattr__ per field) costs twice this
+        put = _PUT
+        put[0](self, hands)
+        put[1](self, level)
+        put[2](self, trump)
+        put[3](self, dealer)
+        put[4](self, kitty)
+        put[5](self, leader)
+        put[6](self, plays)
+        put[7](self, points)
+        put[8](self, bid)
+        put[9](self, rules)
+        put[10](self, landed_units)
+        put[11](self, None)
 
     # -- derived ---------------------------------------------------------------------------
 
@@ -244,6 +245,11 @@ class Position:
             bid=bid,
             rules=rules,
         )
+
+
+_PUT: Final = tuple(
+    Position.__dict__[field.name].__set__ for field in dataclasses.fields(Position)
+)  # in field order: hands, level, ..., landed_units, known_order
 
 
 def position_of(

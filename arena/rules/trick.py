@@ -18,6 +18,7 @@ from arena.rules.ruleset import ThrowBeatenBy
 from arena.rules.seats import Seat
 from arena.rules.trump import TRUMP_LANE, CardOrder
 from arena.rules.units import Unit, arrange, arrangements, decompose
+from arena.rules.values import quick_init
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -26,6 +27,7 @@ class TrickResult:
     points: int
 
 
+@quick_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class Leading:
     """The play winning a trick so far: its place in play order, lane and unit keys."""

@@ -16,6 +16,7 @@ from typing import Final
 from arena.errors import IllegalPlay
 from arena.rules.cards import Card, format_cards
 from arena.rules.trump import CardOrder
+from arena.rules.values import quick_init
 
 SINGLE: Final = "single"
 PAIR: Final = "pair"
@@ -24,6 +25,7 @@ TRACTOR: Final = "tractor"
 THROW: Final = "throw"
 
 
+@quick_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class Unit:
     """``length`` groups of ``width`` identical cards on consecutive keys of one lane."""

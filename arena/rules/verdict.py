@@ -12,8 +12,10 @@ import dataclasses
 from collections.abc import Sequence
 
 from arena.rules.cards import Card
+from arena.rules.values import quick_init
 
 
+@quick_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class Verdict:
     """Whether an action is legal, and if not, why (naming what should have been played)."""

@@ -27,7 +27,7 @@ def quick_init(cls: type[T]) -> type[T]:
     ``@dataclass``) by one that sets the slots directly. Raises ``TypeError`` for a
     class it does not fit."""
     params = dataclasses.fields(cls)  # type: ignore[arg-type]
-    if not dataclasses.is_dataclass(cls) or "__slots__" not in cls.__dict__:
+    if not dataclasses.is_dataclass(cls) or vars(cls).get("__slots__") is None:
         raise TypeError(f"{cls.__name__}: quick_init takes a slotted dataclass")
     if hasattr(cls, "__post_init__"):
         raise TypeError(f"{cls.__name__}: quick_init does not run __post_init__")

@@ -139,19 +139,13 @@ class Hop:
     would end the whole run. Use :meth:`to_trio` and :meth:`to_asyncio`.
     """
 
-    def __init__(
-        self,
-        schedule: Callable[[Callable[[], None]], bool],
-        defer: Callable[[Hop], bool] | None = None,
-    ) -> None:
+    def __init__(self, schedule: Callable[[Callable[[], None]], bool]) -> None:
         self._schedule = schedule
-        self._defer = defer  # True: the wake-up is left to the end of this trio task step
         self._calls: deque[tuple[Callable[..., object], tuple[Any, ...]]] = deque()
         self._armed = False
         self.calls = 0
         self.wakeups = 0
         self.errors = 0
-        self.lost = 0  # calls dropped because the wake-up, deferred, found the loop closed
 
     @classmethod
     def to_trio(cls, token: trio.lowlevel.TrioToken) -> Hop:
@@ -162,7 +156,7 @@ class Hop:
         """The loop's one hop (shared by every outbox on it, so a burst is one wake-up)."""
         hop = _LOOP_HOPS.get(loop)
         if hop is None:
-            hop = _LOOP_HOPS[loop] = cls(_asyncio_waker(loop), _step_end_deferral(loop))
+            hop = _LOOP_HOPS[loop] = cls(_asyncio_waker(loop))
         return hop
 
     def call(self, fn: Callable[[*Ts], object], *args: *Ts) -> bool:
@@ -173,17 +167,10 @@ class Hop:
         if self._armed:
             return True
         self._armed = True
-        if self._defer is not None and self._defer(self):
-            return True
-        return self._wake()
-
-    def _wake(self) -> bool:
-        """Schedule the wake-up over there; on failure, drop what is queued."""
         if self._schedule(self._run):
             self.wakeups += 1
             return True
         self._armed = False
-        self.lost += len(self._calls)
         self._calls.clear()
         return False
 
@@ -216,63 +203,6 @@ def _asyncio_waker(loop: asyncio.AbstractEventLoop) -> Callable[[Callable[[], No
         return True
 
     return wake
-
-
-class _StepEnd(trio.abc.Instrument):
-    """Wakes the asyncio thread for the hops called during a trio task step once that
-    step has ended (the task has yielded), not in the middle of it.
-
-    Why: a wake-up (``call_soon_threadsafe``, a socket write) lets the asyncio thread
-    run, and it wants the GIL at once. Woken mid-step, it takes the GIL at the trio
-    thread's next system call (the door's ``epoll_ctl`` as the referee's task goes to
-    wait for the answer) and the trio thread must wait to get it back: a futex wait and
-    a context switch per decision, seen in ``strace`` as ``sendto, futex, futex,
-    epoll_ctl, epoll_wait``. Woken after the step, the trio thread has nothing left
-    but the scheduler's own Python before it blocks in ``epoll_wait`` (which releases
-    the GIL): ``epoll_ctl, sendto, epoll_wait``. One instrument per trio run.
-    """
-
-    def __init__(self) -> None:
-        self.hops: list[Hop] = []
-
-    def after_task_step(self, task: trio.lowlevel.Task) -> None:
-        if self.hops:
-            self.flush()
-
-    def before_io_wait(self, timeout: float) -> None:
-        if self.hops:  # a hop called outside any task step (none is expected)
-            self.flush()
-
-    def after_run(self) -> None:
-        self.flush()
-
-    def flush(self) -> None:
-        hops, self.hops = self.hops, []
-        for hop in hops:
-            hop._wake()
-
-
-_STEP_END: trio.lowlevel.RunVar[_StepEnd] = trio.lowlevel.RunVar("arena_hop_step_end")
-
-
-def _step_end_deferral(loop: asyncio.AbstractEventLoop) -> Callable[[Hop], bool]:
-    """A hop's ``defer`` for ``loop``: on the trio thread, the wake-up waits for the end
-    of the task step (:class:`_StepEnd`); elsewhere, or once the loop is closed (so that
-    the call can say it will never run), it is made at once."""
-
-    def defer(hop: Hop) -> bool:
-        if not trio.lowlevel.in_trio_run() or loop.is_closed():
-            return False
-        try:
-            end = _STEP_END.get()
-        except LookupError:
-            end = _StepEnd()
-            trio.lowlevel.add_instrument(end)
-            _STEP_END.set(end)
-        end.hops.append(hop)
-        return True
-
-    return defer
 
 
 _LOOP_HOPS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hop] = weakref.WeakKeyDictionary()

@@ -45,7 +45,6 @@ class SeatDoor:
         self._usable = hasattr(os, "eventfd")  # False once closed, or out of descriptors
         self._finalizer: weakref.finalize[[int], SeatDoor] | None = None
         self._writing = 0  # writes to the fd in flight (it is closed after the last)
-        self._unread = False  # woken, and the fd's count not read back to 0 yet
         self.direct = 0  # calls that came through the door
         self.hopped = 0  # calls that took the hop
         self.errors = 0
@@ -110,31 +109,25 @@ class SeatDoor:
         """
         if self._fd < 0 and not self._open():
             return False
-        if self._unread:
-            # The last wake-up's count, read now rather than when it woke: then the
-            # asyncio thread that wrote it is usually still running and wants the GIL,
-            # which this system call would hand it (the trio thread then waits to get
-            # it back: a context switch per decision). Read before waiting again (a
-            # count left over would end the wait at once), and before ``_waiting`` is
-            # set: from then on a call's write must not be read away unseen.
-            self._unread = False
-            try:
-                os.eventfd_read(self._fd)
-            except BlockingIOError:  # never expected; must not end the ask
-                self.errors += 1
         with self._lock:
             if self._hopped:
                 return False
             self._waiting = True
+        woken = False
         try:
             await trio.lowlevel.wait_readable(self._fd)
-            self._unread = True  # readable, so the count is > 0 (cancelled: a spurious wake)
+            woken = True
         finally:
             with self._lock:
                 self._waiting = False
                 calls = self._calls
                 if calls:  # taken whole: a fresh deque for later calls, no copy
                     self._calls = deque()
+            if woken:  # readable, so the count is > 0 (cancelled: one spurious wake later)
+                try:
+                    os.eventfd_read(self._fd)
+                except BlockingIOError:  # never expected; must not end the ask
+                    self.errors += 1
             for fn, args in calls:
                 try:
                     fn(*args)

@@ -10,15 +10,28 @@ issue 20's CPU goal.
 
 ``--profile`` adds a yappi CPU profile of every Python thread of the arena rounds (yappi is
 a measuring tool only, not a dependency: ``pip install yappi`` into the venv first), its
-top functions by own CPU time, per decision.
+top functions by own CPU time, per decision (``--profile-out F``: the trio thread's as a
+pstats file, for callers and callees).
 
-    .venv/bin/python bench/server_cpu.py [--deals 6] [--rounds 3] [--profile]
+The trio thread's own figures (issue 20, branch t21trio), for its driving of the game
+apart from the game itself:
+
+- ``--parts``: its CPU (``thread_time``) inside the referee core's ``ask``/``settle``/
+  ``apply`` (the game) and the rest (trio, the referee's task, the seat, the door, the
+  hops); with ``BENCH_DRIVING_PARTS=1`` also inside the driving's own functions;
+- ``--count``: scheduler passes (I/O waits) and task steps per decision (a trio
+  ``Instrument``);
+- ``--calls``: Python and C calls per decision outside the core, by function
+  (``sys.setprofile``, slow): counts, which the machine's load moves far less than times.
+
+    .venv/bin/python bench/server_cpu.py [--deals 6] [--rounds 3] [--profile] [--parts]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import inspect
 import json
 import os
 import sys
@@ -56,6 +69,7 @@ def thread_cpu() -> dict[str, float]:
         fields = stat[stat.rindex(")") + 2 :].split()
         name = named.get(int(task.name), f"C: {name}")
         out[_kind(name)] += (int(fields[11]) + int(fields[12])) / TICK
+        out[f"system: {_kind(name)}"] += int(fields[12]) / TICK
         try:
             status = (task / "status").read_text()
         except OSError:
@@ -75,6 +89,108 @@ def _kind(name: str) -> str:
     if name.startswith("Trio"):
         return "trio worker threads"
     return name.rstrip("0123456789")
+
+
+class StepCounter(trio.abc.Instrument):
+    """Counts on the trio thread (``--count``): scheduler passes (I/O waits, and how many
+    of them could block), task steps by task name. Counts, unlike times, do not move with
+    the machine's load."""
+
+    def __init__(self) -> None:
+        self.passes = 0
+        self.blocking = 0
+        self.steps: dict[str, int] = defaultdict(int)
+
+    def before_io_wait(self, timeout: float) -> None:
+        self.passes += 1
+        self.blocking += timeout > 0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        self.steps[task.name.rsplit(".", 1)[-1]] += 1
+
+
+class GamePart:
+    """``--parts``: the trio thread's CPU inside the referee core's calls (the game's
+    work: ``ask``, ``settle``, ``apply``), timed in place with ``thread_time``; the rest
+    of the thread's CPU is the driving (trio, the referee's task, the seat, the hops)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+        from arena.referee.core import RefereeCore
+
+        for name in ("ask", "settle", "apply"):
+            setattr(RefereeCore, name, self._timed(f"core {name}", getattr(RefereeCore, name)))
+        if os.environ.get("BENCH_DRIVING_PARTS"):  # the driving's parts too (more overhead)
+            from arena.referee import Referee
+            from arena.server.door import SeatDoor
+            from arena.server.remote import RemoteSeat
+
+            for cls, name in (
+                (Referee, "_step"),
+                (Referee, "_ask"),
+                (Referee, "_publish"),
+                (Referee, "_answered"),
+                (RemoteSeat, "ask"),
+                (RemoteSeat, "_send"),
+                (SeatDoor, "wait"),
+            ):
+                setattr(cls, name, self._timed(name, getattr(cls, name)))
+
+    def _timed(self, name: str, fn: Any) -> Any:
+        seconds = self.seconds
+        clock = time.thread_time
+        if inspect.iscoroutinefunction(fn):
+
+            async def timed_async(*args: Any, **kwargs: Any) -> Any:
+                began = clock()
+                try:
+                    return await fn(*args, **kwargs)
+                finally:
+                    seconds[name] += clock() - began
+
+            return timed_async
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            began = clock()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                seconds[name] += clock() - began
+
+        return timed
+
+
+class CallCounter:
+    """``--calls``: Python and C function calls on the trio thread per decision, by
+    area (``sys.setprofile``: slow, but a count, steady under any load). The game's
+    share is every call made inside the referee core's ``ask``/``settle``/``apply``."""
+
+    GAME = ("ask", "settle", "apply")
+
+    def __init__(self) -> None:
+        self.calls: dict[str, int] = defaultdict(int)
+        self._depth = 0  # > 0: inside a core call
+
+    def start(self) -> None:
+        sys.setprofile(self._event)
+
+    def stop(self) -> None:
+        sys.setprofile(None)
+
+    def _event(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            code = frame.f_code
+            if self._depth or (code.co_name in self.GAME and code.co_filename.endswith("core.py")):
+                self._depth += 1
+                self.calls["game"] += 1
+            else:
+                self.calls[f"{_area(code.co_filename)} {code.co_name}"] += 1
+        elif event == "return":
+            if self._depth:
+                self._depth -= 1
+        elif event == "c_call":
+            key = "game" if self._depth else f"C {getattr(arg, '__qualname__', '?')}"
+            self.calls[key] += 1
 
 
 class GcTimer:
@@ -104,10 +220,11 @@ async def arena_round(rules: RuleSet, spawner: Spawner) -> tuple[int, dict[str, 
         hosted = server.host.create(MatchSpec(rules=rules, seed=SEED, time_control=TimeControl()))
         argv = [sys.executable, str(BOT), "--server", server.target]
         procs = [spawner.spawn([*argv, f"--token={t}"]) for t in hosted.tokens if t is not None]
-        before, cpu = thread_cpu(), time.process_time()
+        before, cpu, main = thread_cpu(), time.process_time(), time.thread_time()
         await hosted.done.wait()
         cpu = time.process_time() - cpu
         threads = diff(thread_cpu(), before)
+        threads["main thread_time"] = time.thread_time() - main
         await spawner.wait_all(procs)
     assert hosted.referee is not None, hosted.error
     return hosted.referee.decisions, threads, cpu
@@ -131,6 +248,9 @@ async def main(args: argparse.Namespace) -> None:
     threads: dict[str, float] = defaultdict(float)
     decisions = 0
     raw_cpu, raw_trips = 0.0, 0
+    counter = StepCounter() if args.count else None
+    parts = GamePart() if args.parts else None
+    call_counter = CallCounter() if args.calls else None
     gc_timer = GcTimer()
     gc_count, gc_time = [0, 0, 0], [0.0, 0.0, 0.0]
     print(f"load average before: {_load()}")
@@ -148,7 +268,21 @@ async def main(args: argparse.Namespace) -> None:
                 if yappi is not None:
                     yappi.start(builtins=False, profile_threads=True)
                 gc_runs = list(gc_timer.runs), list(gc_timer.seconds)
+                if counter is not None:
+                    trio.lowlevel.add_instrument(counter)
+                if parts is not None:
+                    parts.seconds.clear()
+                if call_counter is not None:
+                    call_counter.start()
                 n, per_thread, cpu = await arena_round(rules, spawner)
+                if call_counter is not None:
+                    call_counter.stop()
+                if parts is not None:
+                    totals["main thread_time"] += per_thread.pop("main thread_time")
+                    for k, v in parts.seconds.items():
+                        totals[k if k.startswith("core ") else f"part {k}"] += v
+                if counter is not None:
+                    trio.lowlevel.remove_instrument(counter)
                 for g in range(3):
                     gc_count[g] += gc_timer.runs[g] - gc_runs[0][g]
                     gc_time[g] += gc_timer.seconds[g] - gc_runs[1][g]
@@ -156,6 +290,7 @@ async def main(args: argparse.Namespace) -> None:
                     yappi.stop()
                 decisions += n
                 totals["process"] += cpu
+                per_thread.pop("main thread_time", None)
                 for k, v in per_thread.items():
                     threads[k] += v
     raw_us = raw_cpu / raw_trips * 1e6 if raw_trips else float("nan")
@@ -165,9 +300,12 @@ async def main(args: argparse.Namespace) -> None:
     print(f"  raw grpc.aio (4 clients) CPU per round trip {raw_us:.0f} µs")
     print(f"  in-process seats (referee + request_to_pb, no network) {floor_us:.0f} µs")
     for name, seconds in sorted(threads.items(), key=lambda kv: -kv[1]):
-        if name.startswith("switches"):
+        if name.startswith(("switches", "system")):
             continue
         print(f"    {name:<34}{seconds / decisions * 1e6:>8.0f} µs")
+    for name, seconds in sorted(threads.items(), key=lambda kv: -kv[1]):
+        if name.startswith("system") and seconds / decisions >= 5e-6:
+            print(f"    {'of which ' + name:<34}{seconds / decisions * 1e6:>8.0f} µs")
     gcs = ", ".join(
         f"gen{g} {gc_count[g] / decisions:.2f}/dec {gc_time[g] / decisions * 1e6:.0f} µs"
         for g in range(3)
@@ -177,9 +315,46 @@ async def main(args: argparse.Namespace) -> None:
     for name, count in sorted(threads.items(), key=lambda kv: -kv[1]):
         if name.startswith("switches") and count / decisions >= 0.05:
             print(f"    {name:<60}{count / decisions:>6.2f}")
+    if parts is not None:
+        game = sum(v for k, v in totals.items() if k.startswith("core "))
+        main = totals["main thread_time"]
+        each = ", ".join(
+            f"{k[5:]} {v / decisions * 1e6:.0f}" for k, v in totals.items() if k.startswith("core ")
+        )
+        rest = (main - game) / decisions * 1e6
+        print(
+            f"  trio thread (thread_time) {main / decisions * 1e6:.0f} µs/decision: the core"
+            f" {game / decisions * 1e6:.0f} ({each}), the rest {rest:.0f}"
+        )
+        for k, v in totals.items():
+            if k.startswith("part "):
+                print(f"    {k[5:]:<24}{v / decisions * 1e6:>6.0f} µs (inclusive)")
+    if call_counter is not None:
+        c = call_counter.calls
+        rest = sum(v for k, v in c.items() if k != "game")
+        print(
+            f"  trio thread calls per decision: game {c['game'] / decisions:.1f},"
+            f" the rest {rest / decisions:.1f}:"
+        )
+        for k, v in sorted(c.items(), key=lambda kv: -kv[1]):
+            if k != "game" and v / decisions >= 0.5:
+                print(f"    {k:<58}{v / decisions:>6.1f}")
+    if counter is not None:
+        print(
+            f"  trio thread per decision: {counter.passes / decisions:.2f} scheduler passes"
+            f" ({counter.blocking / decisions:.2f} may block),"
+            f" {sum(counter.steps.values()) / decisions:.2f} task steps:"
+        )
+        for name, count in sorted(counter.steps.items(), key=lambda kv: -kv[1]):
+            if count / decisions >= 0.01:
+                print(f"    {name:<58}{count / decisions:>6.2f}")
     print(f"load average after: {_load()}")
     if yappi is not None:
         _print_profile(yappi, decisions, args.top)
+        if args.profile_out:  # the trio thread's, for pstats (callers, callees)
+            main_ids = [t.id for t in yappi.get_thread_stats() if t.name == "_MainThread"]
+            stats = yappi.get_func_stats(filter={"ctx_id": main_ids[0]})
+            stats.save(args.profile_out, type="pstat")
     if args.json_out:
         figures = {"arena_us": arena_us, "raw_us": raw_us, "threads": threads}
         Path(args.json_out).write_text(json.dumps(figures))
@@ -233,7 +408,11 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--deals", type=int, default=6)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", action="store_true", help="yappi, every thread")
+    parser.add_argument("--profile-out", default=None, help="the trio thread's, pstat")
     parser.add_argument("--top", type=int, default=25, help="functions listed per thread")
+    parser.add_argument("--count", action="store_true", help="trio passes, task steps")
+    parser.add_argument("--calls", action="store_true", help="function calls (slow)")
+    parser.add_argument("--parts", action="store_true", help="the core's share, timed in place")
     parser.add_argument("--json-out", default=None)
     parser.add_argument("--only", choices=["arena", "raw"], default=None, help="one path")
     return parser.parse_args()

@@ -151,6 +151,45 @@ async def test_a_bot_back_within_the_grace_is_asked_again(
     assert referee.bank[1] == pytest.approx(0.55)  # 1.5 s waited: 0.45 s over the limit
 
 
+async def test_a_request_asked_again_carries_no_acknowledgement_twice(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """``VERDICT_FAULTS_ONLY``: an accepted answer's acknowledgement rides on the next
+    request, built with it once. Asked again after a reconnection, that request comes
+    without it (the first stream took it), and the acknowledgements after go on."""
+    tc = TimeControl(decision_ms=1000, bank_ms=1000, grace_ms=5000)
+    seat = RemoteSeat(1, "m", 5000, welcome)
+    first, second = Wire(VerdictMode.FAULTS_ONLY), Wire(VerdictMode.FAULTS_ONLY)
+    seat.attach(first.connection())
+    referee = Referee("m", SETUP, _table(seat), tc)
+    left: list[pb.Request] = []
+
+    async def answer_then_leave_and_return() -> None:
+        async for message in first.inbox:
+            if not message.HasField("request"):
+                continue
+            if message.accepted_seq:  # leave with an acknowledged request pending
+                left.append(message.request)
+                seat.detach(first.id)
+                break
+            first.answer(seat, message.request.seq, message.request.fallback.cards)
+        assert seat.attach(second.connection()) is None
+        await _answer_with_fallbacks(second, seat)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(answer_then_leave_and_return)
+        report = await referee.run()
+        nursery.cancel_scope.cancel()
+
+    assert report.faults == ()
+    [gone] = left
+    back, again = second.seen[:2]
+    assert back.welcome.resumed and again.request.seq == gone.seq
+    assert again.accepted_seq == 0  # its acknowledgement went with the first sending
+    later = [m for m in second.seen[2:] if m.HasField("request")]
+    assert later and later[0].accepted_seq == gone.seq  # the answer to it, acknowledged
+
+
 async def test_the_servers_own_queueing_is_not_charged(
     autojump_clock: trio.testing.MockClock,
 ) -> None:

@@ -32,6 +32,7 @@ From trio, run the server with :func:`open_grpc_server`.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import enum
 import weakref
 from collections import deque
@@ -155,7 +156,7 @@ class Hop:
         """The loop's one hop (shared by every outbox on it, so a burst is one wake-up)."""
         hop = _LOOP_HOPS.get(loop)
         if hop is None:
-            hop = _LOOP_HOPS[loop] = cls(lambda run: call_in_asyncio_nowait(loop, run))
+            hop = _LOOP_HOPS[loop] = cls(_asyncio_waker(loop))
         return hop
 
     def call(self, fn: Callable[[*Ts], object], *args: *Ts) -> bool:
@@ -184,6 +185,24 @@ class Hop:
                 fn(*args)
             except Exception:
                 self.errors += 1
+
+
+def _asyncio_waker(loop: asyncio.AbstractEventLoop) -> Callable[[Callable[[], None]], bool]:
+    """:func:`call_in_asyncio_nowait` for a hop's wake-ups, two calls shorter: the
+    loop's method bound once, and one empty context for every wake-up instead of a
+    copy of the caller's (the hop's calls read no context variable; trio's is the
+    referee's, with its structlog bindings)."""
+    soon = loop.call_soon_threadsafe
+    empty = contextvars.Context()
+
+    def wake(run: Callable[[], None]) -> bool:
+        try:
+            soon(run, context=empty)
+        except RuntimeError:  # "Event loop is closed"
+            return False
+        return True
+
+    return wake
 
 
 _LOOP_HOPS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hop] = weakref.WeakKeyDictionary()

@@ -120,8 +120,9 @@ class SeatDoor:
         finally:
             with self._lock:
                 self._waiting = False
-                calls = list(self._calls)
-                self._calls.clear()
+                calls = self._calls
+                if calls:  # taken whole: a fresh deque for later calls, no copy
+                    self._calls = deque()
             if woken:  # readable, so the count is > 0 (cancelled: one spurious wake later)
                 try:
                     os.eventfd_read(self._fd)

@@ -142,9 +142,12 @@ class RemoteSeat:
         self._absent_reported = False
         self.ever_connected.set()
         conn.send(self._welcome(resumed))
-        if self._pending is not None:  # a request in flight when it went away: ask again
+        pending = self._pending
+        if pending is not None:  # a request in flight when it went away: ask again
             self._one_stream = False  # its time away is its own: the edge clock won't do
-            self._send(self._pending)
+            if pending.acked:  # its acknowledgement went with the first sending
+                pending = Ask(pending.seq, pending.request, pending.deadline_ms, pending.bank_ms)
+            self._send(pending)
         self._put(Signal.ATTACHED)
         log.info(
             "seat_connected", match_id=self.match_id, seat=self.seat, resumed=resumed, bot=self.name
@@ -219,11 +222,16 @@ class RemoteSeat:
     # -- the Seat interface (called by the referee) ---------------------------------------
 
     async def ask(self, seq: int, request: Request, deadline_ms: int, bank_ms: int) -> Action:
-        self._pending = asked = Ask(seq, request, deadline_ms, bank_ms)
-        self._one_stream = self.conn is not None
+        conn = self.conn
+        acked = 0  # the acknowledgement riding on it, taken here: the Ask is built once
+        if conn is not None and self._unacked and conn.verdicts is VerdictMode.FAULTS_ONLY:
+            acked, self._unacked = self._unacked, 0
+        self._pending = asked = Ask(seq, request, deadline_ms, bank_ms, acked)
+        self._one_stream = conn is not None
         until = trio.current_time() + (deadline_ms + bank_ms) / 1000  # this decision's time
         try:
-            self._send(asked)
+            if conn is not None:
+                conn.send(asked)
             while True:
                 # what arrived before a disconnection still counts: read it first
                 if self.conn is None and not self._inbox:

@@ -58,6 +58,7 @@ class PlayWriter(Generic[T]):
         "_writing",
         "delivered",
         "dropped",
+        "held",
     )
 
     def __init__(
@@ -77,6 +78,7 @@ class PlayWriter(Generic[T]):
         self._done: asyncio.Future[None] = loop.create_future()
         self.delivered = 0  # items whose write was started
         self.dropped = 0
+        self.held = 0  # times an item waited behind a write still in flight
 
     # ------------------------------------------------------------ the producer (trio)
 
@@ -116,6 +118,7 @@ class PlayWriter(Generic[T]):
                     # item finishes it, and its completion costs the loop nothing more.
                     if items and not self._watching:
                         self._watching = True
+                        self.held += 1
                         waited.add_done_callback(self._pump)
                     return
                 self._watching = False

@@ -43,6 +43,7 @@ from arena.server.limits import (
     page_token,
     string_problem,
 )
+from arena.server.loop_clock import EAGER_WAKEUP
 from arena.server.play_writer import PlayWriter
 from arena.server.remote import MATCH_OVER, Connection, RemoteSeat
 from arena.server.spectate import DelayedFeed, SpectatorDelay, spectator_record
@@ -162,6 +163,7 @@ class ArenaService(pb_grpc.ArenaServicer):
         """
         limits = self.host.limits
         gauge = ByteGauge()
+        EAGER_WAKEUP.set(True)  # resumed in gRPC's completion callback (loop_clock.py)
         try:
             while True:
                 message = await context.read()

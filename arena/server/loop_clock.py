@@ -33,6 +33,8 @@ import asyncio
 import selectors
 import time
 import weakref
+from collections.abc import Callable
+from contextvars import Context, ContextVar
 from typing import Any
 
 # A select() that returned sooner than this did not really wait: a file descriptor was
@@ -50,6 +52,9 @@ class IterationClock(selectors.DefaultSelector):
         # (perf_counter s), and whether the current one and the one before waited (idle)
         self.began = self.began_1 = self.began_2 = now
         self.idle = self.idle_1 = False
+        # a coroutine is being resumed inside the callback that completed its I/O (an
+        # eager wake-up, below), not one iteration after it
+        self.completing = False
 
     def select(self, timeout: float | None = None) -> list[tuple[Any, int]]:
         entered = time.perf_counter()
@@ -62,7 +67,10 @@ class IterationClock(selectors.DefaultSelector):
     def arrived(self) -> float:
         """A time the I/O completion just seen reached the loop after, as late as the
         loop can tell (perf_counter s): call it first thing where the coroutine awaiting
-        the completion resumes."""
+        the completion resumes. Resumed by an eager wake-up, in the very iteration that
+        drained the completion, the same bound is one iteration later."""
+        if self.completing:
+            return self.began if self.idle else self.began_1
         return self.began_1 if self.idle_1 else self.began_2
 
 
@@ -71,10 +79,104 @@ _CLOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, IterationClock] = 
 )
 
 
+#: Set in a task (``EAGER_WAKEUP.set(True)``: its own context) for the loop futures
+#: created in it to wake it eagerly (:class:`_EagerFuture`).
+EAGER_WAKEUP: ContextVar[bool] = ContextVar("arena_eager_wakeup", default=False)
+
+
+class _EagerFuture(asyncio.Future[Any]):
+    """A loop future whose waiters run inside the callback that completes it, when that
+    callback is not itself a task's step, instead of on the loop's next pass.
+
+    Why (issue 20): gRPC completes a read by setting a loop future in its wake-up
+    socket's reader callback, and asyncio schedules the waiting task for the next pass
+    of the loop: per answer, one more pass (a ``select()`` and the loop's bookkeeping,
+    ~15 µs) before the reader even looks at it. Only the Play stream's reader asks for
+    this (:data:`EAGER_WAKEUP`); what a resumed task does inside that callback is what
+    it would have done a pass later. Set from inside a task (a cancellation, another
+    stream's code), it schedules its waiters as any future does: a task never runs
+    inside another's step.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, clock: IterationClock) -> None:
+        super().__init__(loop=loop)
+        self._clock = clock
+        self._waiting: list[tuple[Callable[[Any], object], Context | None]] = []
+
+    def add_done_callback(
+        self, fn: Callable[[Any], object], *, context: Context | None = None
+    ) -> None:
+        if self.done():
+            super().add_done_callback(fn, context=context)
+        else:
+            self._waiting.append((fn, context))
+
+    def remove_done_callback(self, fn: Callable[[Any], object]) -> int:
+        kept = [(f, c) for f, c in self._waiting if f != fn]
+        removed = len(self._waiting) - len(kept)
+        self._waiting = kept
+        return removed + super().remove_done_callback(fn)
+
+    def set_result(self, result: Any) -> None:
+        super().set_result(result)
+        self._wake()
+
+    def set_exception(self, exception: type | BaseException) -> None:
+        super().set_exception(exception)
+        self._wake()
+
+    def cancel(self, msg: Any | None = None) -> bool:
+        if not super().cancel(msg=msg):
+            return False
+        self._wake()
+        return True
+
+    def _wake(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        if not waiting:
+            return
+        loop = self.get_loop()
+        if asyncio.current_task(loop) is not None:
+            for fn, context in waiting:
+                loop.call_soon(fn, self, context=context)
+            return
+        clock = self._clock
+        clock.completing = True
+        try:
+            for fn, context in waiting:
+                try:
+                    if context is None:
+                        fn(self)
+                    else:
+                        context.run(fn, self)
+                except (SystemExit, KeyboardInterrupt):
+                    raise
+                except BaseException as exc:  # as asyncio's Handle._run reports it
+                    loop.call_exception_handler(
+                        {"message": f"Exception in callback {fn!r}", "exception": exc}
+                    )
+        finally:
+            clock.completing = False
+
+
+class _ClockedLoop(asyncio.SelectorEventLoop):
+    """The gRPC thread's loop: an :class:`IterationClock` as its selector, and eager
+    futures for the tasks that ask (:data:`EAGER_WAKEUP`)."""
+
+    def __init__(self, clock: IterationClock) -> None:
+        super().__init__(clock)
+        self._clock = clock
+
+    def create_future(self) -> asyncio.Future[Any]:
+        if EAGER_WAKEUP.get():
+            return _EagerFuture(self, self._clock)
+        return asyncio.Future(loop=self)
+
+
 def new_event_loop() -> asyncio.AbstractEventLoop:
     """An asyncio loop whose selector is an :class:`IterationClock` (the gRPC thread's)."""
     clock = IterationClock()
-    loop = asyncio.SelectorEventLoop(clock)
+    loop = _ClockedLoop(clock)
     _CLOCKS[loop] = clock
     return loop
 

@@ -10,8 +10,9 @@ holding the nested encoding; so this joins what is already encoded — the view
 (:func:`~arena.server.view_wire.view_bytes`), each event as the match's
 :class:`~arena.server.wire.EventCache` keeps it (``Request.events`` entries, encoded
 once per match), the cards from :class:`~arena.server.event_table.CardField` tables —
-under the tags and lengths written here, and the Play stream writes the bytes as they
-are (its response serializer is the identity: :func:`arena.server.service.add_arena_service`).
+under tags and lengths written by :mod:`~arena.server.protowire`, and the Play stream
+writes the bytes as they are (its response serializer is the identity:
+:func:`arena.server.wire.add_arena_service`).
 
 Field numbers are read from the generated descriptors, not written down again, and
 ``tests/test_request_wire.py`` reads every request of whole matches back with protobuf
@@ -23,92 +24,28 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from google.protobuf.message import Message
-
 from arena.game import Action, CardDealt, CardsPlayed, Event, Kind, Request, TrickWon
 from arena.rules import CARDS
 from arena.server import view_wire
 from arena.server.event_table import CardField, event_to_pb
+from arena.server.protowire import Nested, Scalar, varint
 from arena.v1 import arena_pb2 as pb
 
-_LEN: Final = 2  # wire type of a length-delimited field (a message, bytes)
-_U64: Final = (1 << 64) - 1  # a negative int32 is written as its 64-bit two's complement
-
-
-def varint(n: int) -> bytes:
-    """``n`` (0 ≤ n < 2**64) as a base-128 varint, low group first."""
-    if n < _TABLED:
-        return _SMALL[n]
-    return _varint(n)
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-# Lengths, seqs and the clock's milliseconds are mostly below this: a look-up (~140 KB).
-_TABLED: Final = 4096
-_SMALL: Final = [_varint(n) for n in range(_TABLED)]
-
-
-def _number(message: type[Message], name: str) -> int:
-    return int(message.DESCRIPTOR.fields_by_name[name].number)
-
-
-def _tag(number: int, wire_type: int) -> bytes:
-    return varint(number << 3 | wire_type)
-
-
-class _Scalar:
-    """One varint field (an integer or an enum): its tag, written only for a value that
-    is not 0 (proto3 leaves defaults out)."""
-
-    __slots__ = ("tag",)
-
-    def __init__(self, number: int) -> None:
-        self.tag = _tag(number, 0)
-
-    def __call__(self, value: int) -> bytes:
-        if not value:
-            return b""
-        if 0 < value < _TABLED:
-            return self.tag + _SMALL[value]
-        return self.tag + _varint(value & _U64)
-
-
-class _Nested:
-    """One length-delimited field: tag, length, payload."""
-
-    __slots__ = ("tag",)
-
-    def __init__(self, number: int) -> None:
-        self.tag = _tag(number, _LEN)
-
-    def __call__(self, payload: bytes) -> bytes:
-        n = len(payload)
-        return self.tag + (_SMALL[n] if n < _TABLED else _varint(n)) + payload
-
-
-_REQUEST: Final = _Nested(_number(pb.RefereeMessage, "request"))
-_ACCEPTED: Final = _Scalar(_number(pb.RefereeMessage, "accepted_seq"))
-_SEQ: Final = _Scalar(_number(pb.Request, "seq"))
-_KIND: Final = _Scalar(_number(pb.Request, "kind"))
-_VIEW: Final = _Nested(_number(pb.Request, "view"))
-_FALLBACK: Final = _Nested(_number(pb.Request, "fallback"))
-_DEADLINE: Final = _Scalar(_number(pb.Request, "deadline_ms"))
-_BANK: Final = _Scalar(_number(pb.Request, "time_bank_ms"))
-_LEGAL_BID: Final = _Nested(_number(pb.Request, "legal_bids"))
-_COUNT: Final = _Scalar(_number(pb.Request, "count"))
-_ACTION_SEQ: Final = _Scalar(_number(pb.Action, "seq"))
-_BID_SEAT: Final = _Scalar(_number(pb.Bid, "seat"))
-_EVENT_INDEX: Final = _Scalar(_number(pb.Event, "index"))
+_REQUEST: Final = Nested(pb.RefereeMessage, "request")
+_ACCEPTED: Final = Scalar(pb.RefereeMessage, "accepted_seq")
+_SEQ: Final = Scalar(pb.Request, "seq")
+_KIND: Final = Scalar(pb.Request, "kind")
+_VIEW: Final = Nested(pb.Request, "view")
+_FALLBACK: Final = Nested(pb.Request, "fallback")
+_DEADLINE: Final = Scalar(pb.Request, "deadline_ms")
+_BANK: Final = Scalar(pb.Request, "time_bank_ms")
+_LEGAL_BID: Final = Nested(pb.Request, "legal_bids")
+_COUNT: Final = Scalar(pb.Request, "count")
+_ACTION_SEQ: Final = Scalar(pb.Action, "seq")
+_BID_SEAT: Final = Scalar(pb.Bid, "seat")
+_EVENT_INDEX: Final = Scalar(pb.Event, "index")
 #: one ``Request.events`` entry: the event's encoding under this field
-REQUEST_EVENT: Final = _Nested(_number(pb.Request, "events"))
+REQUEST_EVENT: Final = Nested(pb.Request, "events")
 _KIND_TO_PB: Final = {Kind.BID: pb.BID, Kind.BURY: pb.BURY, Kind.PLAY: pb.PLAY}
 
 # The events of nearly every decision, encoded from their fields without a message:
@@ -123,15 +60,15 @@ _DEALT: Final = {
     for seat in range(4)
     for card in CARDS
 }
-_PLAYED: Final = _Nested(_number(pb.Event, "cards_played"))
-_PLAYED_SEAT: Final = _Scalar(_number(pb.CardsPlayed, "seat"))
+_PLAYED: Final = Nested(pb.Event, "cards_played")
+_PLAYED_SEAT: Final = Scalar(pb.CardsPlayed, "seat")
 _PLAYED_CARDS: Final = CardField(pb.CardsPlayed, "cards")
-_PLAYED_TRICK: Final = _Scalar(_number(pb.CardsPlayed, "trick"))
-_WON: Final = _Nested(_number(pb.Event, "trick_won"))
-_WON_TRICK: Final = _Scalar(_number(pb.TrickWon, "trick"))
-_WON_WINNER: Final = _Scalar(_number(pb.TrickWon, "winner"))
-_WON_POINTS: Final = _Scalar(_number(pb.TrickWon, "points"))
-_WON_ATTACKERS: Final = _Scalar(_number(pb.TrickWon, "attacker_points"))
+_PLAYED_TRICK: Final = Scalar(pb.CardsPlayed, "trick")
+_WON: Final = Nested(pb.Event, "trick_won")
+_WON_TRICK: Final = Scalar(pb.TrickWon, "trick")
+_WON_WINNER: Final = Scalar(pb.TrickWon, "winner")
+_WON_POINTS: Final = Scalar(pb.TrickWon, "points")
+_WON_ATTACKERS: Final = Scalar(pb.TrickWon, "attacker_points")
 
 
 def _dealt(event: CardDealt) -> bytes:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -42,6 +43,8 @@ from arena.server.limits import (
     page_token,
     string_problem,
 )
+from arena.server.loop_clock import EAGER_WAKEUP
+from arena.server.play_writer import PlayWriter
 from arena.server.remote import MATCH_OVER, Connection, RemoteSeat
 from arena.server.spectate import DelayedFeed, SpectatorDelay, spectator_record
 from arena.server.traffic import Answer, CheckVerdict, Malformed, Outgoing, VerdictMode
@@ -89,11 +92,11 @@ class ArenaService(pb_grpc.ArenaServicer):
         if hello.verdicts == pb.VERDICT_FAULTS_ONLY:
             mode = VerdictMode.FAULTS_ONLY
         edge = SeatWire(self.caches.of(hosted.id), mode, self.host.limits)
-        outbox = AsyncioOutbox[Outgoing]()
+        writer = PlayWriter[Outgoing](partial(self._write, context, edge))
         conn = Connection(
             next(self._ids),
-            outbox.send_nowait,
-            outbox.close_nowait,
+            writer.send_nowait,
+            writer.close_nowait,
             clean_name(hello.name, self.host.limits.max_name),
             clean_name(hello.version, self.host.limits.max_name),
             mode,
@@ -103,16 +106,18 @@ class ArenaService(pb_grpc.ArenaServicer):
             over = error.startswith(MATCH_OVER)
             code = grpc.StatusCode.FAILED_PRECONDITION if over else grpc.StatusCode.ALREADY_EXISTS
             await context.abort(code, error)
-        reader = asyncio.create_task(self._read(context, seat, conn.id, outbox, edge))
+        reader = asyncio.create_task(self._read(context, seat, conn.id, writer, edge))
         try:
-            async for item in outbox:
-                data = edge.encode(item)  # a request starts the bot's clock here
-                await context.write(data)
-                if self.traffic is not None:
-                    self.traffic(0, len(data))
+            await writer.run()  # the writes start in the hop's callback (play_writer.py)
         finally:
             reader.cancel()
             seat.door.call(self.hop, seat.detach, conn.id)
+
+    def _write(self, context: Ctx, edge: SeatWire, item: Outgoing) -> Coroutine[Any, Any, None]:
+        data = edge.encode(item)  # a request starts the bot's clock here
+        if self.traffic is not None:
+            self.traffic(0, len(data))
+        return context.write(data)
 
     async def _hello(self, context: Ctx) -> pb.Hello:
         try:
@@ -146,7 +151,7 @@ class ArenaService(pb_grpc.ArenaServicer):
         context: Ctx,
         seat: RemoteSeat,
         conn_id: int,
-        outbox: AsyncioOutbox[Outgoing],
+        writer: PlayWriter[Outgoing],
         edge: SeatWire,
     ) -> None:
         """Forward every message to the seat; the end of the stream ends the connection.
@@ -158,6 +163,7 @@ class ArenaService(pb_grpc.ArenaServicer):
         """
         limits = self.host.limits
         gauge = ByteGauge()
+        EAGER_WAKEUP.set(True)  # resumed in gRPC's completion callback (loop_clock.py)
         try:
             while True:
                 message = await context.read()
@@ -180,7 +186,7 @@ class ArenaService(pb_grpc.ArenaServicer):
             seat.door.call(self.hop, seat.deliver, conn_id, Malformed(reason))
             context.set_code(grpc.StatusCode.INVALID_ARGUMENT)
             context.set_details(reason)
-        outbox.close_nowait()  # ends Play's write loop, which detaches the seat
+        writer.close_nowait()  # ends Play's writes, which detaches the seat
 
     async def Check(self, request: pb.CheckRequest, context: Ctx) -> pb.Verdict:
         found = self.host.tokens.lookup(request.token)

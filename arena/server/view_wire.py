@@ -4,16 +4,19 @@ Building a ``View`` field by field costs the protobuf runtime a call per field a
 copy per card (``hand.extend([...])`` copied each ``Card`` message: a quarter of a
 request's cost). Protobuf defines a message's encoding as the concatenation of its
 fields' encodings, and parsing concatenated encodings as merging them (a repeated field
-appends, a scalar's last value wins), so :func:`view_bytes` joins encodings made by
-protobuf itself — nothing here writes a tag or a varint — and the request takes the
-whole view in one ``MergeFromString``:
+appends, a scalar's last value wins), so :func:`view_bytes` joins encodings, made by
+protobuf itself or under tags read from its descriptors, and the request takes the
+whole view as they are:
 
 - a :class:`~arena.server.event_table.CardField` keeps, per card, the encoding of its
   message holding that card alone in the field: a hand is a join of table look-ups (the
   events' cards go in the same way);
 - the parts that stay the same from one decision to the next — the seat's deal frame
   (seat, dealer, trump, levels), the bids, the previous trick — are kept encoded,
-  keyed by their value (``functools.lru_cache``), so consecutive requests reuse them.
+  keyed by their value (``functools.lru_cache``), so consecutive requests reuse them;
+- the parts that change at every decision — the current trick, the points and hand
+  sizes — are written field by field (:mod:`arena.server.protowire`), not built as a
+  message and serialized.
 
 What goes in is only what the seat's :class:`~arena.game.SeatView` holds — the one
 redaction path (:mod:`arena.game.views`) decided that — so caches shared by all seats
@@ -31,6 +34,7 @@ from typing import Final
 from arena.game import Phase, SeatView, TrickView
 from arena.rules import Bid, Card, Rank, Suit
 from arena.server.event_table import CardField, suit_to_pb
+from arena.server.protowire import Nested, Packed, Scalar
 from arena.v1 import arena_pb2 as pb
 
 CACHED: Final = 4096  # encoded parts kept per kind: a few per live match
@@ -97,21 +101,44 @@ def frame_bytes(
     return m.SerializeToString()
 
 
-@functools.lru_cache(maxsize=CACHED)
-def trick_bytes(trick: TrickView, previous: bool) -> bytes:
-    """A ``View`` encoding holding only ``trick`` as its current or previous trick
-    (the previous one is asked for four times in a row)."""
-    view = pb.View()
-    m = view.previous_trick if previous else view.current_trick
-    m.number = trick.number
-    m.leader = trick.leader
+_TRICK_NUMBER: Final = Scalar(pb.Trick, "number")
+_TRICK_LEADER: Final = Scalar(pb.Trick, "leader")
+_TRICK_PLAY: Final = Nested(pb.Trick, "plays")
+_TRICK_WINNER: Final = Scalar(pb.Trick, "winner")
+_TRICK_POINTS: Final = Scalar(pb.Trick, "points")
+_PLAY_SEAT: Final = Scalar(pb.Play, "seat")
+_TRICK_IN: Final = {
+    False: Nested(pb.View, "current_trick"),
+    True: Nested(pb.View, "previous_trick"),
+}
+
+
+def _trick(trick: TrickView, previous: bool) -> bytes:
+    plays = []
     points = 0
+    encode = PLAY_CARDS.encode
     for seat, cards in trick.plays:
-        put_play(m.plays.add(), seat, cards)
+        plays.append(_TRICK_PLAY(_PLAY_SEAT(seat) + encode(cards)))
         points += sum(card.points for card in cards)
-    m.winner = -1 if trick.winner is None else trick.winner
-    m.points = points
-    return view.SerializeToString()
+    winner = -1 if trick.winner is None else trick.winner
+    return _TRICK_IN[previous](
+        _TRICK_NUMBER(trick.number)
+        + _TRICK_LEADER(trick.leader)
+        + b"".join(plays)
+        + _TRICK_WINNER(winner)
+        + _TRICK_POINTS(points)
+    )
+
+
+_kept_trick = functools.lru_cache(maxsize=CACHED)(_trick)
+
+
+def trick_bytes(trick: TrickView, previous: bool) -> bytes:
+    """A ``View`` encoding holding only ``trick`` as its current or previous trick.
+    The previous one is asked for four times in a row, so it is kept; the current one
+    has changed at every decision of the trick, so it is written each time (directly:
+    keeping it cost a hash of the trick and a miss)."""
+    return _kept_trick(trick, True) if previous else _trick(trick, False)
 
 
 @functools.lru_cache(maxsize=CACHED)
@@ -125,6 +152,14 @@ def bids_bytes(bids: tuple[Bid, ...], winning: Bid | None) -> bytes:
         m.winning_bid.SetInParent()
         put_bid(m.winning_bid, winning.seat, winning.cards)
     return m.SerializeToString()
+
+
+_TRICK_NUMBER_OF_VIEW: Final = Scalar(pb.View, "trick_number")
+_ATTACKER_POINTS: Final = Scalar(pb.View, "attacker_points")
+_PENALTY_POINTS: Final = Scalar(pb.View, "penalty_points")
+_FAULT_PENALTY_POINTS: Final = Scalar(pb.View, "fault_penalty_points")
+_POINTS_BY_SEAT: Final = Packed(pb.View, "points_by_seat")
+_HAND_SIZES: Final = Packed(pb.View, "hand_sizes")
 
 
 def view_bytes(view: SeatView) -> bytes:
@@ -143,19 +178,17 @@ def view_bytes(view: SeatView) -> bytes:
         ),
         VIEW_HAND.encode(view.hand),
         bids_bytes(view.bids, view.winning_bid),
-        pb.View(
-            trick_number=view.trick if view.phase is Phase.PLAYING else 0,
-            attacker_points=view.attacker_points,
-            penalty_points=view.penalty_points,
-            fault_penalty_points=view.fault_penalty_points,
-            points_by_seat=view.points_by_seat,
-            hand_sizes=view.hand_sizes,
-        ).SerializeToString(),
+        _TRICK_NUMBER_OF_VIEW(view.trick if view.phase is Phase.PLAYING else 0),
+        _ATTACKER_POINTS(view.attacker_points),
+        _PENALTY_POINTS(view.penalty_points),
+        _FAULT_PENALTY_POINTS(view.fault_penalty_points),
+        _POINTS_BY_SEAT(view.points_by_seat),
+        _HAND_SIZES(view.hand_sizes),
     ]
     if view.current is not None:
-        parts.append(trick_bytes(view.current, False))
+        parts.append(_trick(view.current, False))
     if view.previous is not None:
-        parts.append(trick_bytes(view.previous, True))
+        parts.append(_kept_trick(view.previous, True))
     if any(view.revealed):
         revealed = pb.View()
         for seat, cards in enumerate(view.revealed):

@@ -29,6 +29,10 @@ records) and the p99 cycle (request to the next request after the answer: the ch
 time plus the server's turnaround), faults, the server's CPU seconds (front and workers)
 beside the bots', and the resident memory of the front and workers summed (VmRSS before
 the matches, the sum of each process's VmHWM peak, VmRSS once they are over).
+Two options are for reading, not for goals: ``--pin SERVER:BOTS`` runs the server and the
+bots on CPUs of their own (``taskset``), which tells the server's share of the charged
+time from its threads waiting behind bot threads for a CPU; ``--bot-think-ms N`` has the
+bulk bots sleep N ms before each answer, to run a level below the machine's saturation.
 
 The summary prints each goal of issue 20 with its figure and ratio; ``--json-out FILE``
 keeps the figures and ``--baseline FILE`` (an earlier run's, e.g. on the code before a

@@ -42,15 +42,21 @@ def test_the_load_level_runs_on_two_workers_with_redirected_bots(tmp_path: Path)
 )
 def test_the_load_level_pins_the_server_and_the_bots_apart(tmp_path: Path) -> None:
     """``--pin 0:1`` (a reading aid: the server's share of the delay apart from the bots'
-    CPU): the front and its workers run on CPU 0 alone, and the level still plays out."""
+    CPU): the front and its workers run on CPU 0 alone, and the level still plays out;
+    ``--bot-think-ms`` has the bulk bots sleep before each answer, and the charged times
+    beyond that sleep are printed."""
     figures = tmp_path / "figures.json"
     cpus = sorted(os.sched_getaffinity(0))
     pin = f"{cpus[0]}:{cpus[1]}"
     argv = [sys.executable, str(ROOT / "bench" / "remote.py"), "--only", "b", "--levels", "2",
-            "--workers", "2", "--cap", "90", "--pin", pin, "--json-out", str(figures)]  # fmt: skip
+            "--workers", "2", "--cap", "90", "--pin", pin, "--bot-think-ms", "5",
+            "--json-out", str(figures)]  # fmt: skip
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert f"pinned (server:bots CPUs) {pin}" in done.stdout
+    assert f"pinned (server:bots CPUs) {pin}; the bulk bots think 5 ms" in done.stdout
+    assert "the bulk bots slept 5 ms per answer: charged p50 / p99 beyond that sleep" in (
+        done.stdout
+    )
     assert f"3 server processes, 8 seats redirected at Hello; the server on CPUs {cpus[0]}\n" in (
         done.stdout
     )

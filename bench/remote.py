@@ -29,6 +29,10 @@ records) and the p99 cycle (request to the next request after the answer: the ch
 time plus the server's turnaround), faults, the server's CPU seconds (front and workers)
 beside the bots', and the resident memory of the front and workers summed (VmRSS before
 the matches, the sum of each process's VmHWM peak, VmRSS once they are over).
+Two options are for reading, not for goals: ``--pin SERVER:BOTS`` runs the server and the
+bots on CPUs of their own (``taskset``), which tells the server's share of the charged
+time from its threads waiting behind bot threads for a CPU; ``--bot-think-ms N`` has the
+bulk bots sleep N ms before each answer, to run a level below the machine's saturation.
 
 The summary prints each goal of issue 20 with its figure and ratio; ``--json-out FILE``
 keeps the figures and ``--baseline FILE`` (an earlier run's, e.g. on the code before a
@@ -259,6 +263,8 @@ async def part_b(args: argparse.Namespace, spawner: Spawner) -> list[Any]:
     for n in args.levels:
         argv = [sys.executable, __file__, "--level", str(n), "--deals", str(args.deals)]
         argv += ["--workers", str(args.workers), "--bot", args.bot, "--cap", str(args.cap)]
+        argv += ["--pin", args.pin] if args.pin else []
+        argv += ["--bot-think-ms", str(args.bot_think_ms)]
         proc = spawner.spawn(argv)
         cap = args.cap
         try:
@@ -276,6 +282,8 @@ def print_b(reports: list[dict[str, Any]], args: argparse.Namespace) -> None:
         f"\nPart B — concurrent matches on {served_by(args.workers)}; {args.deals} deal(s) "
         f"each, {args.bot} fallback bots in 2 client processes, decision limit 5 s, cap "
         f"{args.cap:.0f} s per level; CPU and RSS summed over the server's processes"
+        + (f"; pinned (server:bots CPUs) {args.pin}" if args.pin else "")
+        + (f"; the bulk bots think {args.bot_think_ms} ms" if args.bot_think_ms else "")
     )
     head = (
         f"  {'matches':>7}{'done':>6}{'decisions':>10}{'conn s':>8}{'play s':>8}{'dec/s':>8}"
@@ -298,8 +306,15 @@ def print_b(reports: list[dict[str, Any]], args: argparse.Namespace) -> None:
         print(
             f"          CPU per decision: server {r['cpu_server'] / per:.0f} µs, bots "
             f"{r['cpu_clients'] / per:.0f} µs; {r['processes']} server processes, "
-            f"{r['redirects']} seats redirected at Hello"
+            f"{r['redirects']} seats redirected at Hello; the server on CPUs "
+            f"{','.join(map(str, r.get('server_cpus', [])))}"
         )
+        if r.get("bulk_think_ms"):
+            over = [r[q] * 1e3 - r["bulk_think_ms"] for q in ("p50", "p99")]
+            print(
+                f"          the bulk bots slept {r['bulk_think_ms']} ms per answer: charged "
+                f"p50 / p99 beyond that sleep {over[0]:.1f} / {over[1]:.1f} ms"
+            )
         if r["notes"]:
             print(f"          {'; '.join(r['notes'])}")
     print(
@@ -335,7 +350,14 @@ async def main(args: argparse.Namespace) -> None:
     with Spawner() as spawner:
         if args.level:
             report = await level_report(
-                args.level, args.deals, args.cap, spawner, args.workers, args.bot
+                args.level,
+                args.deals,
+                args.cap,
+                spawner,
+                args.workers,
+                args.bot,
+                args.pin,
+                args.bot_think_ms,
             )
             print(json.dumps(report), flush=True)
             return
@@ -381,6 +403,20 @@ def parse() -> argparse.Namespace:
         choices=BOTS,
         default="python",
         help="part B's bulk bots: fallback_bot.py, or cpp (make -C bench/bots/cpp first)",
+    )
+    parser.add_argument(
+        "--pin",
+        default="",
+        metavar="SERVER:BOTS",
+        help="part B, for reading only: CPU lists for taskset, e.g. 0:1 runs the server "
+        "(front and workers) on CPU 0 and every bot process on CPU 1",
+    )
+    parser.add_argument(
+        "--bot-think-ms",
+        type=int,
+        default=0,
+        help="part B, for reading only: the bulk bots sleep this long before each answer, "
+        "so the level runs below the machine's saturation (the charged times include it)",
     )
     parser.add_argument("--only", choices=["a", "b"], default=None, help="run one part")
     parser.add_argument("--json-out", default=None, help="write the goals' figures here")

@@ -23,6 +23,7 @@ import importlib.util
 import json
 import os
 import resource
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -238,22 +239,43 @@ async def start_server(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
     raise SystemExit(f"arena serve did not start:\n{log.read_text()[-3000:]}")
 
 
+def pinned(argv: list[str], cpus: str) -> list[str]:
+    """``argv`` run by ``taskset -c cpus`` (its children inherit the affinity)."""
+    if cpus and shutil.which("taskset") is None:
+        raise SystemExit("bench/remote.py --pin needs taskset (util-linux)")
+    return ["taskset", "-c", cpus, *argv] if cpus else argv
+
+
 async def level_report(
-    n: int, deals: int, cap: float, spawner: Spawner, workers: int, bot: str
+    n: int,
+    deals: int,
+    cap: float,
+    spawner: Spawner,
+    workers: int,
+    bot: str,
+    pin: str = "",
+    think_ms: int = 0,
 ) -> dict[str, Any]:
     """Run ``n`` concurrent matches of fallback bots (``bot``: 2 client processes) on a
     fresh ``arena serve``, plus :data:`PROBES` matches whose Python bots think
     :data:`THINK_MS` (a third process): what they are charged, against their own measured
-    think time, is the fair-clock figure."""
+    think time, is the fair-clock figure. ``pin`` (``SERVER:BOTS``, CPU lists), for
+    reading only: the server and the bots each on their own CPUs, so that the share of
+    the charged time that is the bots waiting for a CPU held by the server (or the
+    reverse) can be told from the server's own delay. ``think_ms``: the bulk bots wait
+    that long before each answer (no CPU), to run the level below saturation."""
+    server_cpus, _, bot_cpus = pin.partition(":")
     with tempfile.TemporaryDirectory(prefix="bench-remote-") as tmp:
         records = Path(tmp) / "records"
         records.mkdir()
         target = f"127.0.0.1:{free_port()}"
         port = int(target.rsplit(":", 1)[1])
-        argv = serve_argv(workers, port, records, n + PROBES, cap)
+        argv = pinned(serve_argv(workers, port, records, n + PROBES, cap), server_cpus)
         server = await start_server(argv, Path(tmp) / "serve.log")
         try:
-            return await _play_level(n, deals, cap, spawner, bot, server, target, records)
+            return await _play_level(
+                n, deals, cap, spawner, bot, server, target, records, bot_cpus, think_ms
+            )
         finally:
             server.terminate()
             try:
@@ -271,18 +293,23 @@ async def _play_level(
     server: subprocess.Popen[bytes],
     target: str,
     records: Path,
+    bot_cpus: str = "",
+    think_ms: int = 0,
 ) -> dict[str, Any]:
     notes: list[str] = []
     pids = family(server.pid)
+    cpus = sorted(set().union(*(os.sched_getaffinity(pid) for pid in pids)))
     rss_base, _ = memory_mib(pids)
     base_of = {pid: memory_of(pid)[0] for pid in pids}
     created = await trio.to_thread.run_sync(create, target, n + PROBES, deals)
     hosted, probes = created[:n], created[n:]
     cpu_base, bots_base = cpu_of(pids), children_cpu()
     shares = ["\n".join(t for h in hosted[k::2] for t in h.seat_tokens) for k in range(2)]
-    procs = [spawner.spawn(bot_argv(bot, target), stdin=share + "\n") for share in shares]
+    thinking = ["--think-ms", str(think_ms)] if think_ms else []
+    bulk_argv = pinned(bot_argv(bot, target) + thinking, bot_cpus)
+    procs = [spawner.spawn(bulk_argv, stdin=share + "\n") for share in shares]
     thinkers = "\n".join(t for h in probes for t in h.seat_tokens)
-    thinker_argv = [*bot_argv("python", target), "--think-ms", str(THINK_MS)]
+    thinker_argv = pinned([*bot_argv("python", target), "--think-ms", str(THINK_MS)], bot_cpus)
     procs.append(spawner.spawn(thinker_argv, stdin=thinkers))
     sampler = Sampler(server.pid, records, n + PROBES)
     started = trio.current_time()
@@ -312,6 +339,9 @@ async def _play_level(
             notes.append(f"probe bots: {type(exc).__name__}: {exc}"[:300])
         nursery.cancel_scope.cancel()
     tallies = [json.loads(out) for out in outs]
+    retried = sum(t.get("retries", 0) for t in tallies[:2])
+    if retried:
+        notes.append(f"openings the server refused (UNAVAILABLE) and the bots retried: {retried}")
     for tally in tallies:
         if tally.get("error_count"):
             notes.append(f"client stream errors {tally['error_count']}: {tally.get('errors')}")
@@ -351,6 +381,8 @@ async def _play_level(
         "cpu_server": cpu_server,
         "cpu_clients": cpu_bots,
         "processes": len(pids),
+        "server_cpus": cpus,
+        "bulk_think_ms": think_ms,
         "rss_base": rss_base,
         "rss_peak": rss_peak,
         "rss_sampled_peak": sampler.rss_peak,

@@ -5,7 +5,9 @@ come from the server's records and ``/proc`` (a smoke run of the real bench, 2 m
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -31,3 +33,30 @@ def test_the_load_level_runs_on_two_workers_with_redirected_bots(tmp_path: Path)
     got = json.loads(figures.read_text())
     assert got["load_workers"] == 2 and got["load_matches"] == 2
     assert got["load_dps"] > 0 and got["load_p99_ms"] > 0 and got["load_rss_mib_per_match"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    len(os.sched_getaffinity(0)) < 2 or shutil.which("taskset") is None,
+    reason="needs 2 CPUs and taskset",
+)
+def test_the_load_level_pins_the_server_and_the_bots_apart(tmp_path: Path) -> None:
+    """``--pin 0:1`` (a reading aid: the server's share of the delay apart from the bots'
+    CPU): the front and its workers run on CPU 0 alone, and the level still plays out;
+    ``--bot-think-ms`` has the bulk bots sleep before each answer, and the charged times
+    beyond that sleep are printed."""
+    figures = tmp_path / "figures.json"
+    cpus = sorted(os.sched_getaffinity(0))
+    pin = f"{cpus[0]}:{cpus[1]}"
+    argv = [sys.executable, str(ROOT / "bench" / "remote.py"), "--only", "b", "--levels", "2",
+            "--workers", "2", "--cap", "90", "--pin", pin, "--bot-think-ms", "5",
+            "--json-out", str(figures)]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"pinned (server:bots CPUs) {pin}; the bulk bots think 5 ms" in done.stdout
+    assert "the bulk bots slept 5 ms per answer: charged p50 / p99 beyond that sleep" in (
+        done.stdout
+    )
+    assert f"3 server processes, 8 seats redirected at Hello; the server on CPUs {cpus[0]}\n" in (
+        done.stdout
+    )

@@ -29,6 +29,8 @@ from arena.competition.store import open_store
 pytestmark = pytest.mark.slow
 BOTS = ("ann", "ben", "cat", "dan")
 MATCHES = 6
+# 4 deals: a 1-deal match now lasts ~0.2 s, too short to be seen running beside another,
+# or to be still running when a worker and then the front are killed "mid-match"
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -45,7 +47,7 @@ def test_event_on_two_workers_survives_a_worker_and_a_front_kill(
     keys = {name: db.add_bot(name, f"{name}'s author") for name in BOTS}
     spare = db.add_bot("eve", "a raw lobby client")  # reads the offers itself
     created = arena(tmp_path, "events", "create", "cup", "--bots", ",".join(BOTS),
-                    "--format", "ladder", "--matches", str(MATCHES), "--deals", "1",
+                    "--format", "ladder", "--matches", str(MATCHES), "--deals", "4",
                     "--no-duplicate", "--connect-timeout", "20",
                     database=database)  # fmt: skip
     assert created.returncode == 0, created.stderr

@@ -247,9 +247,15 @@ class Position:
         )
 
 
+# The slots' setters in the order __init__ calls them, by name: a field renamed or
+# removed fails here, at import, rather than setting the wrong slot.
 _PUT: Final = tuple(
-    Position.__dict__[field.name].__set__ for field in dataclasses.fields(Position)
-)  # in field order: hands, level, ..., landed_units, known_order
+    Position.__dict__[name].__set__
+    for name in (
+        "hands", "level", "trump", "dealer", "kitty", "leader",
+        "plays", "points", "bid", "rules", "landed_units", "known_order",
+    )
+)  # fmt: skip
 
 
 def position_of(

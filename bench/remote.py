@@ -17,8 +17,10 @@ their samples pooled: load from elsewhere then falls on all of them alike. Then
 Part B, load: 50, 100 and 250 concurrent matches of one deal on a fresh real ``arena
 serve`` per level (``bench/remote_level.py``): one process (the default; ``--workers 1``
 where the arena has workers, no flag on an older checkout), or ``--workers N``: a front
-and N worker processes, the bots dialling the front and redirected at Hello to the
-worker hosting their match, as real bots are. The 4×N seats are played by two client
+and N worker processes: the bulk bots dial the ``seat_address`` that ``Create`` returned
+with their tokens, as an organiser hands it to each bot (``--dial front``: they dial the
+front and are redirected at Hello, as a bot given only the front's address is; the probe
+bots always are). The 4×N seats are played by two client
 processes (``--bot python``: ``bench/bots/fallback_bot.py``, one grpc.aio stream and
 TCP connection per seat on one loop; ``--bot cpp``: ``bench/bots/cpp/many``, a thread
 per seat, for bots cheap next to the server on a 2-core machine) at a 5 s decision
@@ -264,7 +266,7 @@ async def part_b(args: argparse.Namespace, spawner: Spawner) -> list[Any]:
         argv = [sys.executable, __file__, "--level", str(n), "--deals", str(args.deals)]
         argv += ["--workers", str(args.workers), "--bot", args.bot, "--cap", str(args.cap)]
         argv += ["--pin", args.pin] if args.pin else []
-        argv += ["--bot-think-ms", str(args.bot_think_ms)]
+        argv += ["--bot-think-ms", str(args.bot_think_ms), "--dial", args.dial]
         proc = spawner.spawn(argv)
         cap = args.cap
         try:
@@ -277,11 +279,15 @@ async def part_b(args: argparse.Namespace, spawner: Spawner) -> list[Any]:
     return reports
 
 
+DIALS = {"seat": "seat_address", "front": "front (redirected at Hello)"}
+
+
 def print_b(reports: list[dict[str, Any]], args: argparse.Namespace) -> None:
     print(
         f"\nPart B — concurrent matches on {served_by(args.workers)}; {args.deals} deal(s) "
         f"each, {args.bot} fallback bots in 2 client processes, decision limit 5 s, cap "
         f"{args.cap:.0f} s per level; CPU and RSS summed over the server's processes"
+        + (f"; bulk bots dial the {DIALS[args.dial]}" if args.workers > 1 else "")
         + (f"; pinned (server:bots CPUs) {args.pin}" if args.pin else "")
         + (f"; the bulk bots think {args.bot_think_ms} ms" if args.bot_think_ms else "")
     )
@@ -358,6 +364,7 @@ async def main(args: argparse.Namespace) -> None:
                 args.bot,
                 args.pin,
                 args.bot_think_ms,
+                args.dial,
             )
             print(json.dumps(report), flush=True)
             return
@@ -417,6 +424,13 @@ def parse() -> argparse.Namespace:
         default=0,
         help="part B, for reading only: the bulk bots sleep this long before each answer, "
         "so the level runs below the machine's saturation (the charged times include it)",
+    )
+    parser.add_argument(
+        "--dial",
+        choices=["seat", "front"],
+        default="seat",
+        help="part B with workers: the bulk bots dial the seat_address returned with their "
+        "tokens (seat, the default) or the front, redirected at Hello (front)",
     )
     parser.add_argument("--only", choices=["a", "b"], default=None, help="run one part")
     parser.add_argument("--json-out", default=None, help="write the goals' figures here")

@@ -3,9 +3,11 @@
 The server is a subprocess, as a competition runs it: ``arena serve --workers W`` (a
 front and W worker processes) or, with ``workers=0``, one process (``--workers 1`` where
 the arena has workers, no flag on a checkout that predates them, so the baseline's
-code runs the very same level). The matches are created over gRPC at the front and the
-bots dial the front with their seat tokens, so with workers every seat is redirected at
-Hello to the worker hosting its match, as a real bot is.
+code runs the very same level). The matches are created over gRPC at the front; the bulk
+bots dial the ``seat_address`` returned with their tokens (``--dial seat``, the default:
+with workers, each worker's seats straight to it) or the front (``--dial front``: with
+workers every seat is redirected at Hello to the worker hosting its match, as a bot given
+only the front's address is). The probe bots always dial the front.
 
 Everything is read from outside the server, the same way for one process and for many:
 resident memory and CPU from ``/proc`` for the front and all its descendants (summed),
@@ -205,6 +207,26 @@ class Sampler:
             await trio.sleep(0.1)
 
 
+def bulk_shares(
+    hosted: list[pb.CreateMatchResponse], front: str, dial: str
+) -> list[tuple[str, str]]:
+    """The two bulk bot processes' (address, tokens): ``dial="front"`` has both dial the
+    front with alternate matches, so with workers every seat is redirected at Hello;
+    ``dial="seat"`` has each dial the ``seat_address`` that ``Create`` returned with its
+    tokens, as an organiser hands each bot its address (docs/workers.md): with two
+    workers, one process per worker and no connection at the front (one process: the
+    same as ``front``). With more addresses than processes, the rest stay on the front."""
+
+    def tokens(matches: list[pb.CreateMatchResponse]) -> str:
+        return "\n".join(t for h in matches for t in h.seat_tokens)
+
+    addresses = sorted({h.seat_address or front for h in hosted})
+    if dial == "front" or len(addresses) != 2:
+        return [(front, tokens(hosted[k::2])) for k in range(2)]
+    by_address = {at: [h for h in hosted if (h.seat_address or front) == at] for at in addresses}
+    return [(at, tokens(matches)) for at, matches in by_address.items()]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -255,6 +277,7 @@ async def level_report(
     bot: str,
     pin: str = "",
     think_ms: int = 0,
+    dial: str = "seat",
 ) -> dict[str, Any]:
     """Run ``n`` concurrent matches of fallback bots (``bot``: 2 client processes) on a
     fresh ``arena serve``, plus :data:`PROBES` matches whose Python bots think
@@ -274,7 +297,7 @@ async def level_report(
         server = await start_server(argv, Path(tmp) / "serve.log")
         try:
             return await _play_level(
-                n, deals, cap, spawner, bot, server, target, records, bot_cpus, think_ms
+                n, deals, cap, spawner, bot, server, target, records, bot_cpus, think_ms, dial
             )
         finally:
             server.terminate()
@@ -295,6 +318,7 @@ async def _play_level(
     records: Path,
     bot_cpus: str = "",
     think_ms: int = 0,
+    dial: str = "seat",
 ) -> dict[str, Any]:
     notes: list[str] = []
     pids = family(server.pid)
@@ -304,10 +328,11 @@ async def _play_level(
     created = await trio.to_thread.run_sync(create, target, n + PROBES, deals)
     hosted, probes = created[:n], created[n:]
     cpu_base, bots_base = cpu_of(pids), children_cpu()
-    shares = ["\n".join(t for h in hosted[k::2] for t in h.seat_tokens) for k in range(2)]
     thinking = ["--think-ms", str(think_ms)] if think_ms else []
-    bulk_argv = pinned(bot_argv(bot, target) + thinking, bot_cpus)
-    procs = [spawner.spawn(bulk_argv, stdin=share + "\n") for share in shares]
+    procs = [
+        spawner.spawn(pinned(bot_argv(bot, at) + thinking, bot_cpus), stdin=share + "\n")
+        for at, share in bulk_shares(hosted, target, dial)
+    ]
     thinkers = "\n".join(t for h in probes for t in h.seat_tokens)
     thinker_argv = pinned([*bot_argv("python", target), "--think-ms", str(THINK_MS)], bot_cpus)
     procs.append(spawner.spawn(thinker_argv, stdin=thinkers))

@@ -1,6 +1,7 @@
 """``bench/remote.py``'s load level on ``arena serve --workers 2``: the bench bots dial the
-front and follow the redirect at Hello to the worker hosting their match, and the figures
-come from the server's records and ``/proc`` (a smoke run of the real bench, 2 matches)."""
+``seat_address`` returned with their tokens, or (``--dial front``) the front and follow
+the redirect at Hello to the worker hosting their match, and the figures come from the
+server's records and ``/proc`` (a smoke run of the real bench, 2 matches)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.slow
-def test_the_load_level_runs_on_two_workers_with_redirected_bots(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("dial", "redirected"), [("front", 8), ("seat", 0)])
+def test_the_load_level_runs_on_two_workers(tmp_path: Path, dial: str, redirected: int) -> None:
     figures = tmp_path / "figures.json"
     argv = [sys.executable, str(ROOT / "bench" / "remote.py"), "--only", "b", "--levels", "2",
-            "--workers", "2", "--cap", "90", "--json-out", str(figures)]  # fmt: skip
+            "--workers", "2", "--cap", "90", "--dial", dial,
+            "--json-out", str(figures)]  # fmt: skip
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
@@ -29,7 +32,8 @@ def test_the_load_level_runs_on_two_workers_with_redirected_bots(tmp_path: Path)
     level = re.search(r"^\s+2\s+(\d+)\s+(\d+)", out, re.MULTILINE)
     assert level is not None, out
     assert level.group(1) == "2"  # both matches finished
-    assert "3 server processes, 8 seats redirected at Hello" in out  # the front and 2 workers
+    # the front and 2 workers; with --dial seat each bulk process dials one worker itself
+    assert f"3 server processes, {redirected} seats redirected at Hello" in out
     got = json.loads(figures.read_text())
     assert got["load_workers"] == 2 and got["load_matches"] == 2
     assert got["load_dps"] > 0 and got["load_p99_ms"] > 0 and got["load_rss_mib_per_match"] > 0
@@ -49,7 +53,7 @@ def test_the_load_level_pins_the_server_and_the_bots_apart(tmp_path: Path) -> No
     cpus = sorted(os.sched_getaffinity(0))
     pin = f"{cpus[0]}:{cpus[1]}"
     argv = [sys.executable, str(ROOT / "bench" / "remote.py"), "--only", "b", "--levels", "2",
-            "--workers", "2", "--cap", "90", "--pin", pin, "--bot-think-ms", "5",
+            "--workers", "2", "--cap", "90", "--pin", pin, "--bot-think-ms", "5", "--dial", "front",
             "--json-out", str(figures)]  # fmt: skip
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -1,21 +1,22 @@
-"""Where a thinking bot's charged time goes under load: one decision, seven timestamps.
+"""Where a thinking bot's charged time goes under load: one decision, six timestamps.
 
 A load level as ``bench/remote.py``'s (N matches of zero-think fallback bots in two client
 processes, plus 8 probe matches whose bots think 5 ms in a third), with every probe
 decision timestamped on one clock (``perf_counter``: CLOCK_MONOTONIC, shared by the
 processes of one machine):
 
-  a  the request handed to gRPC for writing (the edge clock's start, ``SeatWire.message``)
-  b  that write completed (``context.write`` returned on the server's asyncio loop)
+  a  the request handed to gRPC for writing (the edge clock's start, ``SeatWire.encode``)
   c  the bot's read returned            d  the bot's think ended (its 5 ms sleep)
   e  the bot's write returned           f  the server's read returned (``SeatWire.answer``)
   g  the referee had the answer (``RemoteSeat.ask`` returned on the trio thread)
 
 plus the arrival bound of :mod:`arena.server.loop_clock` taken at ``f``. Prints p50, p90,
 p99 and max of each gap; the bot's own time (c→e); what it would be charged with the
-clock read at ``f`` (the code before loop_clock: f − a) and what it is charged (the
-bound − a, or the trio side's time if smaller), each against its own time, so the two
-are compared on the very same decisions. Then each of the server's threads' seconds on a
+clock read at ``f`` (the code before loop_clock: f − a), with the loop's bound alone (the
+bound − a: before receive_clock) and what it is charged (the earlier of that bound and the
+kernel's receive time on its connection, :mod:`arena.server.receive_clock`; or the trio
+side's time if smaller), each against its own time, so the three are compared on the
+very same decisions. Then each of the server's threads' seconds on a
 CPU and waiting for one (/proc schedstat). The probes are instrumented by wrapping the
 server's methods in this process (arena's code is not changed); the bots log their side
 (``fallback_bot.py --trace``).
@@ -45,7 +46,6 @@ from arena.server.app import open_arena_server
 from arena.server.host import MatchSpec
 from arena.server.limits import Limits
 from arena.server.remote import RemoteSeat
-from arena.server.service import ArenaService
 from arena.server.traffic import Ask
 from arena.server.wire import EventCaches, SeatWire
 
@@ -57,13 +57,11 @@ class Marks:
     """The server's timestamps per probe decision."""
 
     a: dict[Key, float] = dataclasses.field(default_factory=dict)
-    b: dict[Key, float] = dataclasses.field(default_factory=dict)
     f: dict[Key, float] = dataclasses.field(default_factory=dict)
     bound: dict[Key, float] = dataclasses.field(default_factory=dict)  # loop_clock's arrival
     g: dict[Key, float] = dataclasses.field(default_factory=dict)
     charged: dict[Key, float] = dataclasses.field(default_factory=dict)
     match_of: dict[int, str] = dataclasses.field(default_factory=dict)  # id(cache) → match
-    writing: Key | None = None  # the request SeatWire.message just built (same task)
 
 
 MARKS = Marks()
@@ -71,19 +69,18 @@ MARKS = Marks()
 
 def instrument() -> None:
     """Wrap the server's measuring points to copy their timestamps into :data:`MARKS`."""
-    of, message, answer = EventCaches.of, SeatWire.message, SeatWire.answer
-    play, ask = ArenaService.Play, RemoteSeat.ask
+    of, encode, answer = EventCaches.of, SeatWire.encode, SeatWire.answer
+    ask = RemoteSeat.ask
 
     def of_(self: EventCaches, match_id: str) -> Any:
         cache = of(self, match_id)
         MARKS.match_of[id(cache)] = match_id
         return cache
 
-    def message_(self: SeatWire, item: Any) -> Any:
-        out = message(self, item)
+    def encode_(self: SeatWire, item: Any) -> Any:
+        out = encode(self, item)
         if isinstance(item, Ask):
-            MARKS.writing = key = (MARKS.match_of[id(self.cache)], item.seq)
-            MARKS.a[key] = self.sent_at
+            MARKS.a[(MARKS.match_of[id(self.cache)], item.seq)] = self.sent_at
         return out
 
     def answer_(self: SeatWire, msg: Any) -> Any:
@@ -94,22 +91,6 @@ def instrument() -> None:
             MARKS.bound[key] = self.clock.arrived() if self.clock is not None else read
         return answer(self, msg)
 
-    class Context:
-        def __init__(self, inner: Any) -> None:
-            self._inner = inner
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(self._inner, name)
-
-        async def write(self, msg: Any) -> None:
-            key, MARKS.writing = MARKS.writing, None
-            await self._inner.write(msg)
-            if key is not None:
-                MARKS.b[key] = time.perf_counter()
-
-    async def play_(self: ArenaService, requests: Any, context: Any) -> None:
-        await play(self, requests, Context(context))
-
     async def ask_(self: RemoteSeat, seq: int, *args: Any) -> Any:
         out = await ask(self, seq, *args)
         MARKS.g[(self.match_id, seq)] = time.perf_counter()
@@ -118,9 +99,8 @@ def instrument() -> None:
         return out
 
     EventCaches.of = of_  # type: ignore[method-assign]
-    SeatWire.message = message_  # type: ignore[method-assign]
+    SeatWire.encode = encode_  # type: ignore[method-assign]
     SeatWire.answer = answer_  # type: ignore[method-assign]
-    ArenaService.Play = play_  # type: ignore[method-assign]
     RemoteSeat.ask = ask_  # type: ignore[method-assign]
 
 
@@ -183,11 +163,10 @@ async def level(n: int, spawner: Spawner, trace: Path) -> dict[str, list[float]]
     for token, seq, c, d, e in json.loads(trace.read_text()):
         key = (match_of_token[token], seq)
         m = MARKS
-        if not all(key in x for x in (m.a, m.b, m.f, m.g, m.bound, m.charged)):
+        if not all(key in x for x in (m.a, m.f, m.g, m.bound, m.charged)):
             continue
-        a, b, f, g = m.a[key], m.b[key], m.f[key], m.g[key]
+        a, f, g = m.a[key], m.f[key], m.g[key]
         row = {
-            "a→b write": b - a,
             "a→c to bot": c - a,
             "c→d think": d - c,
             "d→e bot write": e - d,
@@ -196,9 +175,11 @@ async def level(n: int, spawner: Spawner, trace: Path) -> dict[str, list[float]]
             "f − arrival bound": f - m.bound[key],
             "own (c→e)": e - c,
             "charged, read": f - a,
-            "charged, bound": m.charged[key],
+            "charged, loop": max(m.bound[key] - a, 0.0),
+            "charged": m.charged[key],
             "read − own": f - a - (e - c),
-            "bound − own": m.charged[key] - (e - c),
+            "loop − own": max(m.bound[key] - a, 0.0) - (e - c),
+            "charged − own": m.charged[key] - (e - c),
         }
         for name, value in row.items():
             gaps[name].append(value)
@@ -206,7 +187,6 @@ async def level(n: int, spawner: Spawner, trace: Path) -> dict[str, list[float]]
 
 
 GAPS = (
-    "a→b write",
     "a→c to bot",
     "c→d think",
     "d→e bot write",
@@ -215,9 +195,11 @@ GAPS = (
     "f − arrival bound",
     "own (c→e)",
     "charged, read",
-    "charged, bound",
+    "charged, loop",
+    "charged",
     "read − own",
-    "bound − own",
+    "loop − own",
+    "charged − own",
 )
 
 
@@ -234,13 +216,13 @@ def show(n: int, gaps: dict[str, list[float]]) -> None:
     order = sorted(range(count), key=lambda i: gaps["charged, read"][i])[-5:]
     print(
         "  the 5 slowest reads: "
-        + "; ".join("/".join(f"{gaps[k][i] * 1e3:.0f}" for k in GAPS[:7]) for i in order)
-        + "  (a→b/a→c/c→d/d→e/e→f/f→g/f−bound)"
+        + "; ".join("/".join(f"{gaps[k][i] * 1e3:.0f}" for k in GAPS[:6]) for i in order)
+        + "  (a→c/c→d/d→e/e→f/f→g/f−bound)"
     )
     own = max(gaps["own (c→e)"], default=0.0)
-    for how in ("read", "bound"):
-        most = max(gaps[f"charged, {how}"], default=0.0)
-        print(f"  max charged ({how}) − max own: {(most - own) * 1e3:.1f} ms")
+    for how in ("charged, read", "charged, loop", "charged"):
+        most = max(gaps[how], default=0.0)
+        print(f"  max {how} − max own: {(most - own) * 1e3:.1f} ms")
 
 
 async def main(levels: list[int]) -> None:

@@ -91,7 +91,7 @@ class ArenaService(pb_grpc.ArenaServicer):
         mode = VerdictMode.EVERY_ANSWER
         if hello.verdicts == pb.VERDICT_FAULTS_ONLY:
             mode = VerdictMode.FAULTS_ONLY
-        edge = SeatWire(self.caches.of(hosted.id), mode, self.host.limits)
+        edge = SeatWire(self.caches.of(hosted.id), mode, self.host.limits, context.peer())
         writer = PlayWriter[Outgoing](partial(self._write, context, edge))
         conn = Connection(
             next(self._ids),

@@ -30,6 +30,7 @@ from arena.server import convert, request_wire
 from arena.server.event_table import event_to_pb
 from arena.server.limits import Limits, string_problem
 from arena.server.loop_clock import IterationClock, running_clock
+from arena.server.receive_clock import Receipt, receipt_for
 from arena.server.traffic import (
     PROTOCOL,
     Answer,
@@ -155,9 +156,11 @@ class EventCache:
 class SeatWire:
     """One Play stream's conversions and edge clock (asyncio thread only)."""
 
-    __slots__ = ("cache", "clock", "limits", "mode", "sent_at", "sent_seq")
+    __slots__ = ("cache", "clock", "limits", "mode", "receipt", "sent_at", "sent_seq")
 
-    def __init__(self, cache: EventCache, mode: VerdictMode, limits: Limits) -> None:
+    def __init__(
+        self, cache: EventCache, mode: VerdictMode, limits: Limits, peer: str = ""
+    ) -> None:
         self.cache = cache
         self.mode = mode
         self.limits = limits
@@ -165,6 +168,8 @@ class SeatWire:
         self.sent_at = 0.0
         # made on the gRPC thread's loop: when an answer surely reached it (loop_clock)
         self.clock: IterationClock | None = running_clock()
+        # the kernel's receive time on the bot's TCP connection (receive_clock)
+        self.receipt: Receipt | None = receipt_for(peer) if peer else None
 
     def encode(self, item: Outgoing) -> bytes:
         """``item`` as the bytes to write (the Play stream writes bytes as they are). A
@@ -229,7 +234,12 @@ class SeatWire:
         if len(action.reason) > limits.max_string:  # its one string (string_problem's words)
             return Malformed(f"Action.{string_problem(action, limits)}")
         seq = action.seq
-        latency = max(arrived - self.sent_at, 0.0) if seq == self.sent_seq else None
+        latency = None
+        if seq == self.sent_seq:
+            received = self.receipt.at() if self.receipt is not None else None
+            if received is not None and received < arrived:
+                arrived = received  # it reached the machine before the loop could tell
+            latency = max(arrived - self.sent_at, 0.0)
         size = action.ByteSize()
         if action.fault != pb.FAULT_NONE:
             kind_ = _SELF_REPORTED.get(action.fault, FaultKind.MALFORMED)

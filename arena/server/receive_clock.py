@@ -1,0 +1,232 @@
+"""When an answer reached this machine: the kernel's receive time on a bot's connection.
+
+A bot is charged from its request's write to its answer's arrival (docs/architecture.md,
+"Fair clocks"). :mod:`arena.server.loop_clock` bounds the arrival by the gRPC thread's
+loop, but under load an answer waits before the loop can see it at all: in gRPC's
+``event_engine`` threads, runnable behind the server's own busy threads for a CPU
+(measured by ``bench/clock_parts.py``: at 250 matches in one process, 37 ms at the
+median between the bot's write and the server's read, of which the loop bound credits
+6). That wait is the server's, yet no timestamp visible to Python is earlier than it.
+
+The kernel keeps one: ``TCP_INFO``'s ``tcpi_last_data_recv`` is the time since the last
+data segment arrived on the connection, set in the receive path (for loopback, in the
+sender's own ``write``). Read where the answer is read, it dates the answer's last byte —
+or a later segment on the same connection (another stream's message, an HTTP/2 ping
+acknowledgement), which makes it later, never earlier. It counts in jiffies (4 ms here),
+so one jiffy is taken off: the result is never later than the answer's arrival. The
+charge takes the earlier of this and the loop's bound (:meth:`SeatWire.answer`), so it
+is never more than the loop's bound alone gave, and a bot cannot move it earlier than
+its own answer's last byte: it may be charged up to about two jiffies less than its
+time, never more.
+
+Which socket: gRPC owns the connection's file descriptor and tells only the peer's
+address (``context.peer()``). :class:`ReceiveClock` finds the descriptor whose socket
+has that peer by scanning ``/proc/self/fd`` (new sockets only, at most every
+:data:`RESCAN` seconds), and checks the peer again at every read, so a descriptor closed
+and reused by another connection is never read as this one's. It wraps the descriptor
+for the two system calls (``getsockopt``, ``getpeername``) and detaches it in the same
+function: the descriptor is never closed or kept here. No ``TCP_INFO`` (not Linux, a
+Unix socket, a sandboxed bot): no receive time, the loop's bound alone, as before.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import threading
+import time
+
+RESCAN = 0.05  # s: at most one scan of /proc/self/fd per this, however many streams look
+TRIES = 8  # answers a stream's connection is looked for before it is given up (a proxy's)
+_TCP_INFO_BYTES = 104
+_LAST_DATA_RECV = struct.Struct("=I")  # tcpi_last_data_recv (ms), at offset 52
+_OFFSET = 52
+
+Peer = tuple[str, int]  # (host, port) of the far end
+
+
+def parse_peer(peer: str) -> Peer | None:
+    """``context.peer()`` as (host, port): ``ipv4:127.0.0.1:5400``, ``ipv6:[::1]:5400``
+    (or with ``%5B``/``%5D``); None for anything else (a Unix socket)."""
+    kind, _, rest = peer.partition(":")
+    host, _, port = rest.rpartition(":")
+    if kind not in ("ipv4", "ipv6") or not port.isdigit():
+        return None
+    host = host.replace("%5B", "[").replace("%5D", "]").strip("[]")
+    return _plain(host), int(port)
+
+
+def _plain(host: str) -> str:
+    """An IPv4-mapped IPv6 address as the IPv4 one (a dual-stack socket's peer)."""
+    return host[7:] if host.startswith("::ffff:") and "." in host else host
+
+
+def _family_of(fd: int) -> int | None:
+    """The address family of socket ``fd`` (gRPC listens dual-stack: AF_INET6)."""
+    try:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 0, fileno=fd)
+    except OSError:
+        return None
+    try:
+        return sock.getsockopt(socket.SOL_SOCKET, socket.SO_DOMAIN)
+    except OSError:
+        return None
+    finally:
+        sock.detach()  # the descriptor is gRPC's: never closed here
+
+
+def _peer_of(fd: int, family: int) -> tuple[Peer, int] | None:
+    """The peer of the connected TCP socket ``fd`` of ``family`` and its last receipt
+    (ms ago). The family must be the socket's: CPython decodes the address by it."""
+    try:
+        sock = socket.socket(family, socket.SOCK_STREAM, 0, fileno=fd)
+    except OSError:
+        return None
+    try:
+        address = sock.getpeername()
+        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_BYTES)
+    except OSError:
+        return None  # not connected (a listener), not TCP, or closed
+    finally:
+        sock.detach()  # the descriptor is gRPC's: never closed here
+    if not isinstance(address, tuple) or len(info) < _OFFSET + 4:
+        return None
+    since: int = _LAST_DATA_RECV.unpack_from(info, _OFFSET)[0]
+    return (_plain(address[0]), address[1]), since
+
+
+def measure_jiffy() -> float | None:
+    """The kernel's tick in seconds, as ``tcpi_last_data_recv`` counts it: the first
+    non-zero value after a byte arrives on a fresh loopback connection (None: no
+    ``TCP_INFO`` here). Takes up to one tick."""
+    if not hasattr(socket, "TCP_INFO"):
+        return None
+    try:
+        with socket.create_server(("127.0.0.1", 0)) as server:
+            client = socket.create_connection(server.getsockname()[:2], timeout=1)
+            conn, _ = server.accept()
+            with client, conn:
+                client.sendall(b"x")
+                return _first_tick(conn)
+    except OSError:
+        return None
+
+
+def _first_tick(conn: socket.socket) -> float | None:
+    give_up = time.monotonic() + 0.5
+    while time.monotonic() < give_up:
+        info = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_BYTES)
+        if len(info) < _OFFSET + 4:
+            return None
+        since: int = _LAST_DATA_RECV.unpack_from(info, _OFFSET)[0]
+        if since:
+            return since / 1000
+        time.sleep(0.0002)
+    return None
+
+
+class ReceiveClock:
+    """Receive times of the process's TCP connections by their peer (one gRPC thread)."""
+
+    def __init__(self, jiffy: float | None) -> None:
+        self.jiffy = jiffy  # None: disabled
+        self._fds: dict[Peer, tuple[int, int]] = {}  # peer → (fd, address family)
+        self._seen: dict[int, str] = {}  # fd → its /proc link when scanned ("socket:[ino]")
+        self._scanned = -RESCAN
+
+    def find(self, peer: Peer) -> tuple[int, int] | None:
+        """The descriptor of the connection from ``peer`` and its family, or None (not
+        found yet: a scan ran less than :data:`RESCAN` ago; ask again at the next answer)."""
+        if self.jiffy is None:
+            return None
+        fd = self._fds.get(peer)
+        if fd is None and time.monotonic() - self._scanned >= RESCAN:
+            self._scan()
+            fd = self._fds.get(peer)
+        return fd
+
+    def received(self, fd: tuple[int, int], peer: Peer) -> float | None:
+        """When data last arrived on ``fd`` (perf_counter s), no later than it did; None if
+        ``fd`` is no longer the connection from ``peer`` (then forgotten)."""
+        now = time.perf_counter()
+        found = _peer_of(*fd)
+        if found is None or found[0] != peer:
+            if self._fds.get(peer) == fd:
+                del self._fds[peer]
+            return None
+        return now - found[1] / 1000 - (self.jiffy or 0.0)
+
+    def _scan(self) -> None:
+        self._scanned = time.monotonic()
+        try:
+            names = os.listdir("/proc/self/fd")
+        except OSError:
+            self.jiffy = None  # no /proc: nothing to find, ever
+            return
+        seen: dict[int, str] = {}
+        for name in names:
+            fd = int(name)
+            try:
+                link = os.readlink(f"/proc/self/fd/{name}")
+            except OSError:
+                continue
+            if not link.startswith("socket:"):
+                continue
+            seen[fd] = link
+            if self._seen.get(fd) == link:
+                continue  # the same socket as last time: already known (or not TCP)
+            family = _family_of(fd)
+            if family not in (socket.AF_INET, socket.AF_INET6):
+                continue
+            found = _peer_of(fd, family)
+            if found is not None:
+                self._fds[found[0]] = (fd, family)
+        self._seen = seen
+
+
+class Receipt:
+    """One stream's connection on its thread's :class:`ReceiveClock`: :meth:`at` is when
+    its latest data arrived, or None (not found yet, gone, or no ``TCP_INFO``)."""
+
+    __slots__ = ("_clock", "_fd", "_peer", "_tries")
+
+    def __init__(self, clock: ReceiveClock, peer: Peer) -> None:
+        self._clock = clock
+        self._peer = peer
+        self._fd: tuple[int, int] | None = None  # (descriptor, family)
+        self._tries = TRIES  # a peer never found (its address rewritten) stops scanning
+
+    def at(self) -> float | None:
+        fd = self._fd
+        if fd is None:
+            if not self._tries:
+                return None
+            self._tries -= 1
+            fd = self._fd = self._clock.find(self._peer)
+            if fd is None:
+                return None
+        received = self._clock.received(fd, self._peer)
+        if received is None:
+            self._fd = None  # looked up again at the next answer
+        return received
+
+
+_JIFFY: list[float | None] = []  # measured once per process
+_CLOCKS: dict[int, ReceiveClock] = {}  # by thread: each gRPC thread's own
+
+
+def receipt_for(peer: str) -> Receipt | None:
+    """A :class:`Receipt` for the stream from ``peer`` (``context.peer()``), on this
+    thread's clock; None for a peer that is not TCP or where there is no ``TCP_INFO``."""
+    parsed = parse_peer(peer)
+    if parsed is None:
+        return None
+    if not _JIFFY:
+        _JIFFY.append(measure_jiffy())
+    if _JIFFY[0] is None:
+        return None
+    clock = _CLOCKS.get(threading.get_ident())
+    if clock is None:
+        clock = _CLOCKS[threading.get_ident()] = ReceiveClock(_JIFFY[0])
+    return Receipt(clock, parsed)

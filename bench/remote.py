@@ -104,7 +104,7 @@ PATHS = {
     "raw4": "raw grpc.aio replay, 4 client processes",
     "raw4v": "  the same plus a verdict per answer (overlapping)",
     "arena": "arena, 4 bots: the referee's ask → its answer",
-    "arena_charged": "  arena, the time charged (edge clock)",
+    "arena_charged": "  arena, the time charged (kernel/loop clock)",
     "arena_play": "  charged, PLAY decisions only",
     "arena_bid": "  charged, BID decisions (concurrent windows)",
 }
@@ -153,7 +153,7 @@ async def play_arena(rules: RuleSet, tc: TimeControl, spawner: Spawner, a: PartA
     """The real server and four bot processes: the referee's latencies per decision.
     ``arena``, the p50 goal's figure, is the referee's own turnaround around each ask
     (both bridge hops and the edge, as the raw replays' written → read), whatever the
-    bot is charged (``arena_charged``: the edge clock, docs/architecture.md)."""
+    bot is charged (``arena_charged``: the fair clock, docs/architecture.md)."""
     recorder = LatencyRecorder()
     turnaround: list[float] = []
     with timed_asks(turnaround):
@@ -233,6 +233,11 @@ def print_a(a: PartA) -> None:
             f"  {label:<50}{len(lat):>6}{p50 * 1e6:>9.0f}{p99 * 1e6:>9.0f}"
             f"{p50 / raw50:>10.2f}×{p99 / raw99:>10.2f}×"
         )
+    print(
+        "  (a charge is dated by the kernel's receive time, to its tick taken off in the bot's "
+        "favour: answers within a tick or two of the request are charged 0; "
+        "docs/architecture.md, 'The kernel's receive time')"
+    )
     floor_rate = len(a.latencies["floor"]) / a.busy["floor"]
     print(
         f"  one match end to end: arena {a.decisions / a.busy['arena']:.0f} decisions/s, "

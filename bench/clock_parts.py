@@ -1,7 +1,8 @@
 """Where a thinking bot's charged time goes under load: one decision, six timestamps.
 
 A load level as ``bench/remote.py``'s (N matches of zero-think fallback bots in two client
-processes, plus 8 probe matches whose bots think 5 ms in a third), with every probe
+processes — Python, or ``--bot cpp`` — plus 8 probe matches whose bots think 5 ms in a
+third), with every probe
 decision timestamped on one clock (``perf_counter``: CLOCK_MONOTONIC, shared by the
 processes of one machine):
 
@@ -37,7 +38,7 @@ from typing import Any
 
 import trio
 from remote_kit import BOT, Spawner, die_with_parent
-from remote_level import PROBES, THINK_MS
+from remote_level import BOTS, PROBES, THINK_MS, bot_argv
 
 from arena.cli.logs import configure_logging
 from arena.referee import TimeControl
@@ -117,7 +118,7 @@ def thread_waits() -> dict[str, tuple[float, float]]:
     return out
 
 
-async def level(n: int, spawner: Spawner, trace: Path) -> dict[str, list[float]]:
+async def level(n: int, spawner: Spawner, trace: Path, bot: str) -> dict[str, list[float]]:
     """Run one level; each probe decision's gaps (s), by name."""
     rules = RuleSet.from_mapping({"deals": 1})
     tc = TimeControl(decision_ms=5000, bank_ms=30_000, grace_ms=10_000)
@@ -135,7 +136,10 @@ async def level(n: int, spawner: Spawner, trace: Path) -> dict[str, list[float]]
         loaders, probes = hosted[:n], hosted[n:]
         argv = [sys.executable, str(BOT), "--server", server.target, "--tokens-file", "-"]
         procs = [
-            spawner.spawn(argv, stdin="\n".join(t for h in loaders[k::2] for t in h.tokens if t))
+            spawner.spawn(
+                bot_argv(bot, server.target),
+                stdin="\n".join(t for h in loaders[k::2] for t in h.tokens if t) + "\n",
+            )
             for k in range(2)
         ]
         thinkers = "\n".join(t for h in probes for t in h.tokens if t)
@@ -225,12 +229,12 @@ def show(n: int, gaps: dict[str, list[float]]) -> None:
         print(f"  max {how} − max own: {(most - own) * 1e3:.1f} ms")
 
 
-async def main(levels: list[int]) -> None:
+async def main(levels: list[int], bot: str) -> None:
     print(f"load average before: {load()}")
     instrument()
     with Spawner() as spawner, tempfile.TemporaryDirectory() as tmp:
         for n in levels:
-            show(n, await level(n, spawner, Path(tmp) / f"trace{n}.json"))
+            show(n, await level(n, spawner, Path(tmp) / f"trace{n}.json", bot))
     print(f"load average after: {load()}")
 
 
@@ -243,4 +247,12 @@ if __name__ == "__main__":
     die_with_parent()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--levels", type=int, nargs="*", default=[50, 250], help="50 250")
-    trio.run(main, parser.parse_args().levels)
+    parser.add_argument(
+        "--bot",
+        choices=BOTS,
+        default="python",
+        help="the load's bots: fallback_bot.py, or cpp (bench/bots/cpp/many: a thread per "
+        "seat, as bench/remote.py --bot cpp); the probes are Python thinkers either way",
+    )
+    args = parser.parse_args()
+    trio.run(main, args.levels, args.bot)

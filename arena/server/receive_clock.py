@@ -31,11 +31,12 @@ Unix socket, a sandboxed bot): no receive time, the loop's bound alone, as befor
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import struct
-import threading
 import time
+import weakref
 
 RESCAN = 0.05  # s: at most one scan of /proc/self/fd per this, however many streams look
 TRIES = 8  # answers a stream's connection is looked for before it is given up (a proxy's)
@@ -213,20 +214,27 @@ class Receipt:
 
 
 _JIFFY: list[float | None] = []  # measured once per process
-_CLOCKS: dict[int, ReceiveClock] = {}  # by thread: each gRPC thread's own
+# each gRPC loop's own clock (one thread each), gone with its loop
+_CLOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ReceiveClock] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def receipt_for(peer: str) -> Receipt | None:
-    """A :class:`Receipt` for the stream from ``peer`` (``context.peer()``), on this
-    thread's clock; None for a peer that is not TCP or where there is no ``TCP_INFO``."""
+    """A :class:`Receipt` for the stream from ``peer`` (``context.peer()``) on the running
+    loop's clock; None for a peer that is not TCP, with no ``TCP_INFO``, or off a loop."""
     parsed = parse_peer(peer)
     if parsed is None:
         return None
     if not _JIFFY:
         _JIFFY.append(measure_jiffy())
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
     if _JIFFY[0] is None:
         return None
-    clock = _CLOCKS.get(threading.get_ident())
+    clock = _CLOCKS.get(loop)
     if clock is None:
-        clock = _CLOCKS[threading.get_ident()] = ReceiveClock(_JIFFY[0])
+        clock = _CLOCKS[loop] = ReceiveClock(_JIFFY[0])
     return Receipt(clock, parsed)

@@ -23,7 +23,7 @@ from typing import Final, NamedTuple
 
 from arena.errors import IllegalPlay, StateError
 from arena.game.bidding import apply_window, bid_window, trump_from_kitty
-from arena.game.deal_state import DealState
+from arena.game.deal_state import DealState, without
 from arena.game.events import (
     Action,
     BidMade,
@@ -236,11 +236,11 @@ class DealMachine:
             for i in range(4):
                 seat = Seat(self._s.first_seat).after(i)
                 card = self._s.deck[base + i]
-                self._s.hands[seat].append(card)
+                self._s.hands[seat] += (card,)
                 self._emit(CardDealt(seat, card))
             if self._open_window(closing=False):
                 return None
-        self._s.kitty = list(self._s.deck[4 * rounds :])
+        self._s.kitty = self._s.deck[4 * rounds :]
         return None if self._open_window(closing=True) else self._close_bidding()
 
     def _open_window(self, closing: bool) -> bool:
@@ -291,14 +291,17 @@ class DealMachine:
                 self._s.dealer = self._s.first_seat
             suit, revealed = trump_from_kitty(self._s.kitty, self._s.level, self.rules.no_bid)
         self._s.trump = Trump(self._s.level, suit)
-        self._s.order = card_order(self._s.trump, self.rules)
+        order = self._s.order = card_order(self._s.trump, self.rules)
         bidder = self._s.winning.seat if self._s.winning else None
         dealer = self._s.dealer
         self._emit(TrumpDeclared(
             self._s.level, suit, dealer, source, bidder, revealed
         ))  # fmt: skip
-        self._s.hands[dealer].extend(self._s.kitty)
-        self._emit(KittyTaken(dealer, tuple(self._s.kitty)))
+        hands = self._s.hands
+        hands[dealer] += self._s.kitty
+        # the hands as held from now on, sorted once per deal (then kept, card by card)
+        self._s.held = [tuple(order.sort(list(hand))) for hand in hands]
+        self._emit(KittyTaken(dealer, self._s.kitty))
         self._s.window = {dealer: Decision(dealer, Kind.BURY, count=self.rules.kitty_size)}
 
     # -- the kitty (RULES.md §6) ---------------------------------------------------------
@@ -306,10 +309,10 @@ class DealMachine:
     def _on_bury(self, answer: Answer | None) -> None:
         assert answer is not None
         dealer = answer.decision.seat
-        hand = self._s.hands[dealer]
-        for card in answer.action:
-            hand.remove(card)
-        self._s.kitty = list(answer.action)
+        s = self._s
+        s.hands[dealer] = without(s.hands[dealer], answer.action)
+        s.held[dealer] = without(s.held[dealer], answer.action)
+        s.kitty = answer.action
         self._emit(KittyBuried(dealer, answer.action))
         self._s.leader = dealer
         self._s.window = {dealer: Decision(dealer, Kind.PLAY)}
@@ -327,15 +330,20 @@ class DealMachine:
                 self._s.throw_penalties += lead.penalty
                 # shown cards stay shown: a second failed throw shows only what is new
                 union = Counter(self._s.revealed[seat]) | Counter(lead.returned)
-                self._s.revealed[seat] = list(union.elements())
+                self._s.revealed[seat] = tuple(union.elements())
                 self._emit(ThrowFailed(
                     seat, action, landed, lead.returned, lead.blocker or 0, lead.penalty
                 ))  # fmt: skip
-        hand, shown = self._s.hands[seat], self._s.revealed[seat]
-        for card in landed:
-            hand.remove(card)
-            if card in shown:
-                shown.remove(card)
+        s = self._s
+        s.hands[seat] = without(s.hands[seat], landed)
+        s.held[seat] = without(s.held[seat], landed)
+        shown = s.revealed[seat]
+        if shown:
+            left = list(shown)
+            for card in landed:
+                if card in left:
+                    left.remove(card)
+            s.revealed[seat] = tuple(left)
         plays = self._s.plays
         if plays:  # who leads the trick now (RULES.md §7, Winning a trick)
             led = order.lane[plays[0][1][0].index]

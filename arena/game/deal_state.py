@@ -9,17 +9,30 @@ lets the machine cache one snapshot per change and lets a test compare the whole
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Final
 
 from arena.game.events import Action, DealEnded, Decision
-from arena.game.snapshot import DealSnapshot, PastTrick, Phase
+from arena.game.snapshot import DealSnapshot, Hand, PastTrick, Phase
 from arena.rules import Bid, Card, CardOrder, Leading, Position, Rank, RuleSet, Seat, Trump, Unit
 
 _NOBODY: Final = Leading(0, 0, (), 0)
 
 
-def _four_lists() -> list[list[Card]]:
-    return [[], [], [], []]
+def _four_hands() -> list[Hand]:
+    return [(), (), (), ()]
+
+
+def without(hand: Hand, cards: Sequence[Card]) -> Hand:
+    """``hand`` less ``cards`` (each one copy; they must be in it), the order kept: a
+    sorted hand stays sorted, so a held hand never needs sorting again."""
+    if len(cards) == 1:
+        i = hand.index(cards[0])
+        return hand[:i] + hand[i + 1 :]
+    rest = list(hand)
+    for card in cards:
+        rest.remove(card)
+    return tuple(rest)
 
 
 @dataclasses.dataclass(slots=True)
@@ -36,8 +49,12 @@ class DealState:
     redeal_fallback: bool
     deck: tuple[Card, ...]
     phase: Phase = Phase.BIDDING
-    hands: list[list[Card]] = dataclasses.field(default_factory=_four_lists)
-    kitty: list[Card] = dataclasses.field(default_factory=list)
+    # Each hand is a tuple, replaced at a change (never copied to freeze): in the order
+    # received, and ``held`` the same cards as a seat holds them, sorted by the card
+    # order once it is known (the order received before) — the seat view's hand.
+    hands: list[Hand] = dataclasses.field(default_factory=_four_hands)
+    held: list[Hand] = dataclasses.field(default_factory=_four_hands)
+    kitty: Hand = ()
     redeal: bool = False
     # bidding
     bids: tuple[Bid, ...] = ()
@@ -57,7 +74,7 @@ class DealState:
     leading: Leading = _NOBODY  # the play winning the trick in progress
     lead_units: tuple[Unit, ...] = ()  # the units of the lead as landed
     previous: PastTrick | None = None
-    revealed: list[list[Card]] = dataclasses.field(default_factory=_four_lists)
+    revealed: list[Hand] = dataclasses.field(default_factory=_four_hands)
     trick_points: int = 0
     points_by_seat: list[int] = dataclasses.field(default_factory=lambda: [0, 0, 0, 0])
     throw_penalties: int = 0
@@ -71,33 +88,35 @@ class DealState:
     def position(self, current: DealSnapshot | None = None) -> Position:
         """The rules' view of the deal now (the legality API judges against it); the
         hands of ``current``, the snapshot of this same moment, if there is one."""
-        h, plays = self.hands, self.plays
-        hands = current.hands if current is not None else (
-            tuple(h[0]), tuple(h[1]), tuple(h[2]), tuple(h[3])
-        )  # fmt: skip
+        plays = self.plays
+        h0, h1, h2, h3 = current.hands if current is not None else self.hands
         return Position(
-            hands, self.level, self.trump,
-            self.dealer, None if self.phase is Phase.BIDDING else tuple(self.kitty),
+            (h0, h1, h2, h3), self.level, self.trump,
+            self.dealer, None if self.phase is Phase.BIDDING else self.kitty,
             self.leader, tuple(cards for _, cards in plays), self.trick_points,
             self.winning, self.rules, self.lead_units if plays else None,
         ).knowing(self.order)  # fmt: skip
 
     def freeze(self) -> DealSnapshot:
         """The snapshot of the state now."""
-        h, r = self.hands, self.revealed
-        hands = (tuple(h[0]), tuple(h[1]), tuple(h[2]), tuple(h[3]))
+        h0, h1, h2, h3 = self.hands
+        r0, r1, r2, r3 = self.revealed
         plays = tuple(self.plays)
         s, t = self.points_by_seat, self.team_penalties
         ended, won = self.ended or (None, False)
         return DealSnapshot(
             self.rules, self.deal, self.attempt, self.phase, self.dealer, self.level,
-            self.levels, self.first_seat, self.deck, self.dealt, hands, tuple(self.kitty),
+            self.levels, self.first_seat, self.deck, self.dealt, (h0, h1, h2, h3), self.kitty,
             self.bids, self.winning, self.trump, self.order, self.trick,
             self.leader, plays, self.winning_seat() if plays else None, self.lead_units,
-            self.previous, self.played, (tuple(r[0]), tuple(r[1]), tuple(r[2]),
-            tuple(r[3])), self.trick_points, (s[0], s[1], s[2], s[3]),
-            self.throw_penalties, (t[0], t[1]), ended, won, self.redeal,
+            self.previous, self.played, (r0, r1, r2, r3), self.trick_points,
+            (s[0], s[1], s[2], s[3]), self.throw_penalties, (t[0], t[1]), ended, won,
+            self.redeal, self._held(),
         )  # fmt: skip
+
+    def _held(self) -> tuple[Hand, Hand, Hand, Hand]:
+        h0, h1, h2, h3 = self.held if self.order is not None else self.hands
+        return (h0, h1, h2, h3)
 
 
 __all__ = ["DealState"]

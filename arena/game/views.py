@@ -154,9 +154,9 @@ def _public(snap: MatchSnapshot) -> _Public:
 
 
 def _hand(deal: DealSnapshot, seat: int) -> tuple[Card, ...]:
-    """The seat's own hand, sorted as people hold it once the card order is known."""
-    order = deal.order
-    return tuple(order.sort(list(deal.hands[seat]))) if order else deal.hands[seat]
+    """The seat's own hand, sorted as people hold it once the card order is known
+    (``held``: the machine's hands, sorted once per deal and kept so)."""
+    return deal.held[seat]  # kept sorted by the deal machine as cards leave
 
 
 def _kitty(deal: DealSnapshot, seat: int) -> tuple[Card, ...]:
@@ -184,8 +184,9 @@ class SeatViews:
     A referee asks for a view at every decision; :func:`seat_view` would build it from
     scratch, yet most of it (``_public``) is the same for all four seats. This keeps that
     part until the deal's snapshot or the match's levels change, so the seats of a bid
-    window share it, and only the seat's own hand and kitty are added per view. (A
-    seat's sorted hand is not kept: in play it has changed at every one of its turns.)
+    window share it, and only the seat's own hand and kitty are added per view. (The
+    seat's sorted hand comes from the snapshot's ``held``, which the deal machine keeps
+    sorted as cards leave: no view sorts a hand.)
     :meth:`view` equals :func:`seat_view` at every moment
     (``tests/test_views_incremental.py``).
     """

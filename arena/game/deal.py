@@ -16,14 +16,13 @@ machine wrongly (answering for a seat that was not asked) raises
 
 from __future__ import annotations
 
-import enum
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Final, NamedTuple
+from typing import Final
 
 from arena.errors import IllegalPlay, StateError
 from arena.game.bidding import apply_window, bid_window, trump_from_kitty
-from arena.game.deal_state import DealState, without
+from arena.game.deal_state import Answer, DealState, Step, without
 from arena.game.events import (
     Action,
     BidMade,
@@ -41,7 +40,7 @@ from arena.game.events import (
     TrickWon,
     TrumpDeclared,
 )
-from arena.game.fallback import FallbackBasis
+from arena.game.fallback import FallbackBasis, Handouts
 from arena.game.settle import settle_deal
 from arena.game.snapshot import DealSnapshot, PastTrick, Phase
 from arena.rules import (
@@ -63,24 +62,6 @@ from arena.rules import (
     next_leading,
     other_team,
 )
-
-
-class Step(enum.Enum):
-    """The inputs the machine gives itself when a phase's work is done."""
-
-    NO_BID = "no bid in the first deal"  # deal again
-    TRUMP_SET = "trump settled"  # the dealer takes the kitty
-    LAST_TRICK = "the last trick was won"  # settle the deal
-
-    __hash__ = object.__hash__  # by identity, as Phase's (arena.game.snapshot) says why
-
-
-class Answer(NamedTuple):
-    """A seat's answer, judged: the decision it answers, the cards, the verdict."""
-
-    decision: Decision
-    action: Action
-    verdict: Verdict
 
 
 class DealMachine:
@@ -113,6 +94,7 @@ class DealMachine:
         self.events: Final[list[Event]] = []
         self._snapshot: DealSnapshot | None = None  # caches, dropped at every change
         self._position: Position | None = None
+        self._handouts = Handouts()  # the fallback bases handed out: they judge for it
         expected = 4 * rules.hand_size + rules.kitty_size
         if len(self._s.deck) != expected:
             raise StateError(
@@ -162,7 +144,10 @@ class DealMachine:
         """
         decision = self._pending_for(seat)
         cards = tuple(action)
-        verdict = self._judge(decision, cards)
+        basis = self._handouts.valid(decision, self._snapshot)
+        verdict = basis.judge(cards) if basis is not None else None
+        if verdict is None:
+            verdict = self._judge(decision, cards)
         if not verdict.legal:
             raise IllegalPlay(verdict.reason)
         start = len(self.events)
@@ -176,14 +161,17 @@ class DealMachine:
         return LEGAL if verdict.legal else Verdict(False, verdict.reason)
 
     def fallback(self, seat: int) -> Action:
-        """The deterministic legal answer the referee plays on a timeout or fault."""
-        return self.fallback_basis(seat).answer()
+        """The deterministic legal answer the referee plays on a timeout or fault
+        (the one the seat's request computed, if it did and nothing changed since)."""
+        decision, handouts = self._pending_for(seat), self._handouts
+        basis = handouts.valid(decision, self._snapshot)
+        return (basis or handouts.give(decision, self.snapshot())).answer()
 
     def fallback_basis(self, seat: int) -> FallbackBasis:
         """What ``seat``'s fallback depends on, frozen now: it holds nothing of the
-        machine, so it can travel with a request and never goes stale."""
-        decision = self._pending_for(seat)
-        return FallbackBasis.of(decision, self.snapshot())  # the view's snapshot
+        machine, so it can travel with a request and never goes stale. The machine
+        keeps it too, to judge with it while nothing changes (:meth:`FallbackBasis.judge`)."""
+        return self._handouts.give(self._pending_for(seat), self.snapshot())  # the view's
 
     def penalize(self, team: int, points: int, reason: str) -> list[Event]:
         """Charge ``points`` against ``team`` (a referee penalty, settled at deal end)."""

@@ -9,14 +9,45 @@ lets the machine cache one snapshot per change and lets a test compare the whole
 from __future__ import annotations
 
 import dataclasses
+import enum
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, NamedTuple
 
 from arena.game.events import Action, DealEnded, Decision
 from arena.game.snapshot import DealSnapshot, Hand, PastTrick, Phase
-from arena.rules import Bid, Card, CardOrder, Leading, Position, Rank, RuleSet, Seat, Trump, Unit
+from arena.rules import (
+    Bid,
+    Card,
+    CardOrder,
+    Leading,
+    Position,
+    Rank,
+    RuleSet,
+    Seat,
+    Trump,
+    Unit,
+    Verdict,
+)
 
 _NOBODY: Final = Leading(0, 0, (), 0)
+
+
+class Step(enum.Enum):
+    """The inputs the machine gives itself when a phase's work is done."""
+
+    NO_BID = "no bid in the first deal"  # deal again
+    TRUMP_SET = "trump settled"  # the dealer takes the kitty
+    LAST_TRICK = "the last trick was won"  # settle the deal
+
+    __hash__ = object.__hash__  # by identity, as Phase's (arena.game.snapshot) says why
+
+
+class Answer(NamedTuple):
+    """A seat's answer, judged: the decision it answers, the cards, the verdict."""
+
+    decision: Decision
+    action: Action
+    verdict: Verdict
 
 
 def _four_hands() -> list[Hand]:
@@ -119,4 +150,4 @@ class DealState:
         return (h0, h1, h2, h3)
 
 
-__all__ = ["DealState"]
+__all__ = ["Answer", "DealState", "Step", "without"]

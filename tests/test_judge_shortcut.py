@@ -1,0 +1,102 @@
+"""The deal machine's shortcuts give what the long way gives (hypothesis; issue 20, t22core).
+
+- A deal keeps each hand as a tuple, and ``held``, the same cards sorted by the card
+  order once it is known (what a seat's view shows): after any sequence of answers,
+  ``held`` is the hand sorted from scratch (``order.sort``), and before the trump the
+  hand as received.
+- A fallback basis judges for the machine while nothing changed: the fallback it built
+  (legal by construction, its verdict known as it is built) and, once the seat's
+  position is built, any follow. Its verdict is the one the legality API gives on the
+  whole table (``check_play``/``check_bury``/``check_bid`` on ``match.position``), field
+  for field — a lead's ``LeadVerdict`` included — and the machine applies the answer
+  the same way (a refused one raises the same reason).
+
+Random short matches as in ``test_game_properties.py``: decks and answers drawn by
+``tests/strategies.py`` (so a failure shrinks), now and then junk or a referee penalty
+between the request and the answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import VARIANTS, candidates, decks, junk, picks
+
+from arena.errors import IllegalPlay
+from arena.game import Action, Decision, Kind, MatchMachine, MatchSetup, Phase
+from arena.rules import RuleSet, Verdict, check_bid, check_bury, check_play
+
+EXAMPLES = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def whole_table(match: MatchMachine, decision: Decision, action: Action) -> Verdict:
+    """The verdict on the whole table: what the machine's own judge asks."""
+    position = match.position
+    if decision.kind is Kind.BID:
+        return check_bid(position, decision.seat, action)
+    if decision.kind is Kind.BURY:
+        return check_bury(position, action)
+    return check_play(position, action)
+
+
+def held_is_sorted(match: MatchMachine) -> None:
+    deal = match.snapshot().deal
+    for seat in (0, 1, 2, 3):
+        hand = deal.hands[seat]
+        expected = tuple(deal.order.sort(list(hand))) if deal.order is not None else hand
+        assert deal.held[seat] == expected, f"seat {seat}: held {deal.held[seat]} != {expected}"
+
+
+@EXAMPLES
+@given(data=st.data(), rules=st.sampled_from(VARIANTS), deals=st.integers(1, 2))
+def test_held_hands_and_the_bases_verdicts_are_the_long_ways(
+    data: st.DataObject, rules: dict[str, Any], deals: int
+) -> None:
+    rule_set = RuleSet.from_mapping({"deals": deals, **rules})
+    stacked = {n: tuple(data.draw(decks(rule_set), label=f"deck {n}")) for n in range(1, deals + 1)}
+    match = MatchMachine(MatchSetup(rule_set, 0, stacked))
+    shortcuts = 0
+    while not match.finished:
+        held_is_sorted(match)
+        for decision in match.pending():
+            seat = decision.seat
+            basis = match.fallback_basis(seat)  # what a request carries
+            fallback = basis.answer() if data.draw(st.booleans(), label="fallback built") else None
+            if fallback is None and basis.order is not None and data.draw(st.booleans()):
+                basis.position()  # a follow is then judged on the seat's own position
+            options = list(candidates(match, decision))
+            pick = data.draw(picks(10 * len(options)), label="pick")
+            if pick >= 9 * len(options):
+                action = junk(data.draw, match, decision)
+            elif fallback is not None and pick % 3 == 0:
+                action = fallback
+            else:
+                action = options[pick % len(options)]
+            action = tuple(action)
+            full = whole_table(match, decision, action)
+            short = basis.judge(action)
+            if short is not None:
+                shortcuts += 1
+                assert short == full, f"{decision} {action}: basis {short} != table {full}"
+            if fallback is not None:
+                assert basis.judge(fallback) == whole_table(match, decision, fallback)
+            if data.draw(st.integers(0, 24), label="penalty") == 0:
+                phase = match.snapshot().deal.phase
+                if phase is not Phase.OVER:  # the deal changes: the basis judges no more
+                    match.penalize(data.draw(st.integers(0, 1), label="team"), 10, "test")
+            if not full.legal:
+                size = len(match.events)
+                try:
+                    match.answer(seat, action)
+                except IllegalPlay as exc:
+                    assert exc.reason == full.reason
+                else:
+                    raise AssertionError(f"{action} was applied, yet judged illegal")
+                assert len(match.events) == size
+                action = match.fallback(seat)
+            match.answer(seat, action)
+            if match.finished:
+                break
+    held_is_sorted(match)

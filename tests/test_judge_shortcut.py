@@ -5,8 +5,9 @@
   ``held`` is the hand sorted from scratch (``order.sort``), and before the trump the
   hand as received.
 - A fallback basis judges for the machine while nothing changed: the fallback it built
-  (legal by construction, its verdict known as it is built) and, once the seat's
-  position is built, any follow. Its verdict is the one the legality API gives on the
+  (legal by construction, its verdict known as it is built; a forced follow built
+  without any position, which must be ``fallback_play``'s on the whole table) and any
+  follow (on the seat's own position). Its verdict is the one the legality API gives on the
   whole table (``check_play``/``check_bury``/``check_bid`` on ``match.position``), field
   for field — a lead's ``LeadVerdict`` included — and the machine applies the answer
   the same way (a refused one raises the same reason).
@@ -25,8 +26,16 @@ from hypothesis import strategies as st
 from strategies import VARIANTS, candidates, decks, junk, picks
 
 from arena.errors import IllegalPlay
-from arena.game import Action, Decision, Kind, MatchMachine, MatchSetup, Phase
-from arena.rules import RuleSet, Verdict, check_bid, check_bury, check_play
+from arena.game import Action, DealSnapshot, Decision, Kind, MatchMachine, MatchSetup, Phase
+from arena.rules import (
+    RuleSet,
+    Verdict,
+    check_bid,
+    check_bury,
+    check_play,
+    fallback_burial,
+    fallback_play,
+)
 
 EXAMPLES = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -41,8 +50,20 @@ def whole_table(match: MatchMachine, decision: Decision, action: Action) -> Verd
     return check_play(position, action)
 
 
+def the_long_way(match: MatchMachine, decision: Decision) -> Action:
+    """The fallback asked of the whole table's position (a forced follow is built
+    without a position by the basis: it must be what ``fallback_play`` builds)."""
+    position = match.position
+    if decision.kind is Kind.BID:
+        return ()
+    if decision.kind is Kind.BURY:
+        return fallback_burial(position)
+    return fallback_play(position)
+
+
 def held_is_sorted(match: MatchMachine) -> None:
     deal = match.snapshot().deal
+    assert len(deal) == len(DealSnapshot._fields)  # (freeze builds the tuple at once)
     for seat in (0, 1, 2, 3):
         hand = deal.hands[seat]
         expected = tuple(deal.order.sort(list(hand))) if deal.order is not None else hand
@@ -64,8 +85,6 @@ def test_held_hands_and_the_bases_verdicts_are_the_long_ways(
             seat = decision.seat
             basis = match.fallback_basis(seat)  # what a request carries
             fallback = basis.answer() if data.draw(st.booleans(), label="fallback built") else None
-            if fallback is None and basis.order is not None and data.draw(st.booleans()):
-                basis.position()  # a follow is then judged on the seat's own position
             options = list(candidates(match, decision))
             pick = data.draw(picks(10 * len(options)), label="pick")
             if pick >= 9 * len(options):
@@ -82,6 +101,7 @@ def test_held_hands_and_the_bases_verdicts_are_the_long_ways(
                 assert short == full, f"{decision} {action}: basis {short} != table {full}"
             if fallback is not None:
                 assert basis.judge(fallback) == whole_table(match, decision, fallback)
+                assert fallback == the_long_way(match, decision)
             if data.draw(st.integers(0, 24), label="penalty") == 0:
                 phase = match.snapshot().deal.phase
                 if phase is not Phase.OVER:  # the deal changes: the basis judges no more

@@ -45,6 +45,7 @@ from arena.game.settle import settle_deal
 from arena.game.snapshot import DealSnapshot, PastTrick, Phase
 from arena.rules import (
     LEGAL,
+    SEATS,
     Card,
     LeadVerdict,
     Position,
@@ -308,21 +309,21 @@ class DealMachine:
     # -- tricks (RULES.md §7) ------------------------------------------------------------
 
     def _on_play(self, answer: Answer | None) -> Step | None:
-        assert answer is not None and self._s.order is not None
+        s = self._s
+        assert answer is not None and s.order is not None
         decision, action, lead = answer
-        seat, order, landed = decision.seat, self._s.order, action
-        if isinstance(lead, LeadVerdict):  # judged once, in answer(): what lands, what it costs
+        seat, order, landed = decision.seat, s.order, action
+        if type(lead) is LeadVerdict:  # judged once, in answer(): what lands, what it costs
             landed = lead.played
-            self._s.lead_units = lead.units
+            s.lead_units = lead.units
             if lead.failed:
-                self._s.throw_penalties += lead.penalty
+                s.throw_penalties += lead.penalty
                 # shown cards stay shown: a second failed throw shows only what is new
-                union = Counter(self._s.revealed[seat]) | Counter(lead.returned)
-                self._s.revealed[seat] = tuple(union.elements())
+                union = Counter(s.revealed[seat]) | Counter(lead.returned)
+                s.revealed[seat] = tuple(union.elements())
                 self._emit(ThrowFailed(
                     seat, action, landed, lead.returned, lead.blocker or 0, lead.penalty
                 ))  # fmt: skip
-        s = self._s
         s.hands[seat] = without(s.hands[seat], landed)
         s.held[seat] = without(s.held[seat], landed)
         shown = s.revealed[seat]
@@ -332,18 +333,17 @@ class DealMachine:
                 if card in left:
                     left.remove(card)
             s.revealed[seat] = tuple(left)
-        plays = self._s.plays
+        plays = s.plays
         if plays:  # who leads the trick now (RULES.md §7, Winning a trick)
             led = order.lane[plays[0][1][0].index]
-            self._s.leading = next_leading(self._s.leading, len(plays), landed, self._s.lead_units,
-                                         led, order)  # fmt: skip
+            s.leading = next_leading(s.leading, len(plays), landed, s.lead_units, led, order)
         else:
-            self._s.leading = first_leading(landed, self._s.lead_units, order)
+            s.leading = first_leading(landed, s.lead_units, order)
         plays.append((seat, landed))
-        self._emit(CardsPlayed(seat, self._s.trick, landed))
+        self.events.append(CardsPlayed(seat, s.trick, landed))  # (_fire drops the caches)
         if len(plays) < 4:
-            nxt = Seat(seat).next
-            self._s.window = {nxt: Decision(nxt, Kind.PLAY, count=len(landed), lead=plays[0][1])}
+            nxt = SEATS[(seat + 1) & 3]
+            s.window = {nxt: Decision(nxt, Kind.PLAY, len(landed), (), plays[0][1])}
             return None
         winner = self._s.winning_seat()
         won = sum(card.points for _, cards in plays for card in cards)

@@ -30,6 +30,8 @@ from arena.rules import (
 )
 
 _NOBODY: Final = Leading(0, 0, (), 0)
+# a NamedTuple made from its values at once, without its Python-level __new__ (33 args)
+_snapshot: Final = tuple.__new__
 
 
 class Step(enum.Enum):
@@ -135,7 +137,7 @@ class DealState:
         plays = tuple(self.plays)
         s, t = self.points_by_seat, self.team_penalties
         ended, won = self.ended or (None, False)
-        return DealSnapshot(
+        return _snapshot(DealSnapshot, (
             self.rules, self.deal, self.attempt, self.phase, self.dealer, self.level,
             self.levels, self.first_seat, self.deck, self.dealt, (h0, h1, h2, h3), self.kitty,
             self.bids, self.winning, self.trump, self.order, self.trick,
@@ -143,7 +145,7 @@ class DealState:
             self.previous, self.played, (r0, r1, r2, r3), self.trick_points,
             (s[0], s[1], s[2], s[3]), self.throw_penalties, (t[0], t[1]), ended, won,
             self.redeal, self._held(),
-        )  # fmt: skip
+        ))  # fmt: skip
 
     def _held(self) -> tuple[Hand, Hand, Hand, Hand]:
         h0, h1, h2, h3 = self.held if self.order is not None else self.hands

@@ -11,9 +11,9 @@ bots, so it must not hand them anything the seat's view does not (the redaction 
 The same basis is the judge's shortcut (issue 20): the deal machine keeps the basis it
 handed out for the moment it was made, and :meth:`FallbackBasis.judge` answers for it
 when it can without the whole table — the fallback itself (legal by construction: its
-verdict is known once it is built) and, once the seat's position is built, any follow
-(a follow is judged on the seat's own hand and the trick alone). The machine judges
-everything else itself, and uses none of this once anything has changed.
+verdict is known once it is built) and any follow (a follow is judged on the seat's own
+hand and the trick alone). The machine judges everything else itself, and uses none of
+this once anything has changed.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from arena.rules import (
     check_play,
     fallback_burial,
     fallback_play,
+    forced_fallback,
 )
 
 
@@ -113,26 +114,29 @@ class FallbackBasis:
         of a legal one); a lead is one card, whose verdict needs the leader's hand only
         (one unit is no throw: no other hand is looked at), so the seat's position gives
         the very ``LeadVerdict`` the whole table would."""
-        kind = self.decision.kind
-        if kind is Kind.BID or self.order is None:
+        kind, order = self.decision.kind, self.order
+        if kind is Kind.BID or order is None:
             return PASS, LEGAL
+        if kind is Kind.PLAY and self.plays:  # a follow: most are forced, built at once
+            forced = forced_fallback(self.plays[0][1], self.hand, order, self.lead_units)
+            return (forced if forced is not None else fallback_play(self.position())), LEGAL
         position = self.position()
         if kind is Kind.BURY:
             return fallback_burial(position), LEGAL
         cards = fallback_play(position)
-        return cards, (LEGAL if self.plays else check_play(position, cards))
+        return cards, check_play(position, cards)
 
     def judge(self, cards: Action) -> Verdict | None:
         """The verdict on ``cards`` as this basis's seat's answer, when the basis alone
-        decides it: the fallback once built (its verdict came with it), or a follow once
-        the seat's position is built; ``None``: judge it on the whole table. Valid only
-        while the machine is as it was when the basis was made (the machine sees to it)."""
+        decides it: the fallback once built (its verdict came with it), or any follow
+        (judged on the seat's hand and the trick alone); ``None``: judge it on the whole
+        table. Valid only while the machine is as it was when the basis was made (the
+        machine sees to it)."""
         done = self._done
         if done is not None and cards == done[0]:
             return done[1]
-        position = self._position
-        if position is not None and self.plays and self.decision.kind is Kind.PLAY:
-            return check_play(position, cards)  # a follow: the seat's hand and the trick
+        if self.plays and self.decision.kind is Kind.PLAY:
+            return check_play(self.position(), cards)
         return None
 
 

@@ -17,9 +17,11 @@ from typing import Any
 from arena.game.events import (
     Action,
     CardDealt,
+    CardsPlayed,
     Event,
     KittyBuried,
     KittyTaken,
+    TrickWon,
     jsonable,
 )
 from arena.game.match import MatchMachine
@@ -246,7 +248,10 @@ def indexed_seat_events(
     """:func:`seat_events` with each event's index in the match (counting from ``start``)."""
     out: list[tuple[int, Event]] = []
     for i, event in enumerate(events, start):
-        if isinstance(event, CardDealt):
+        kind = type(event)
+        if kind is CardsPlayed or kind is TrickWon:  # public, and the commonest by far
+            out.append((i, event))
+        elif isinstance(event, CardDealt):
             if event.seat == seat:
                 out.append((i, event))
         elif isinstance(event, _KITTY):

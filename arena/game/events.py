@@ -12,7 +12,7 @@ import enum
 from typing import Any, ClassVar
 
 from arena.game.domain import Termination
-from arena.rules import SEATS, Card, Rank, Seat, Side, Suit, Trump, quick_init
+from arena.rules import SEATS, Card, Rank, Seat, Side, Suit, Trump, codes, quick_init
 
 
 class Kind(enum.Enum):
@@ -177,7 +177,7 @@ class CardsPlayed(Event):
     cards: tuple[Card, ...]
 
     def to_dict(self) -> dict[str, Any]:  # Event.to_dict written out: a line per play
-        cards = [card.code for card in self.cards]
+        cards = codes(self.cards)
         return {"type": "cards_played", "seat": int(self.seat), "trick": self.trick, "cards": cards}
 
 

@@ -20,11 +20,12 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, Final
 
 from arena.errors import StateError
 from arena.game import Event, FaultNote, Kind, MatchEnded, Ruling
 from arena.records.format import RecordHeader, dump_line
+from arena.records.models import encode  # dump_line's own, called with a dict
 from arena.rules import Card, codes
 
 
@@ -124,7 +125,7 @@ class RecordWriter:
         for event in events:  # (one loop per call: the lines of one answer's events)
             if type(event) is MatchEnded:
                 self._result = event
-            data = dump_line({"n": n, "type": "event", "event": event.to_dict()})
+            data = encode({"n": n, "type": "event", "event": event.to_dict()})
             update(data)
             chunks.append(data)
             n += 1
@@ -154,7 +155,7 @@ class RecordWriter:
             "type": "answer",
             "seat": int(seat),  # a Seat would take the encoder's hook: the same digits
             "seq": seq,
-            "kind": kind.value if isinstance(kind, Kind) else str(kind),
+            "kind": _WORDS.get(kind) or str(kind),
             "sent": None if sent is None else codes(sent),
             "played": codes(played),
             "requested_at_ms": requested_at_ms,
@@ -163,7 +164,7 @@ class RecordWriter:
             "fault": None if fault is None else {"kind": str(fault.kind), "reason": fault.reason},
         }
         chunks = self._chunks()
-        data = dump_line(line)
+        data = encode(line)
         self._digest.update(data)
         chunks.append(data)
         self.lines += 1
@@ -283,6 +284,7 @@ class RecordWriter:
 
 
 _ACCEPTED, _FAULT, _ABSENT = Ruling.ACCEPTED.value, Ruling.FAULT.value, Ruling.ABSENT.value
+_WORDS: Final[dict[object, str]] = {kind: kind.value for kind in Kind}  # no .value per line
 
 
 class NullRecorder:

@@ -133,7 +133,10 @@ class DealMachine:
 
     def pending(self) -> tuple[Decision, ...]:
         """The decisions waiting for an answer (several only in a bid window)."""
-        return tuple(d for s, d in self._s.window.items() if s not in self._s.answers)
+        window, answers = self._s.window, self._s.answers
+        if not answers:  # (a play, a burial, a fresh bid window: nobody has answered)
+            return tuple(window.values())
+        return tuple(d for s, d in window.items() if s not in answers)
 
     def answer(self, seat: int, action: Sequence[Card]) -> list[Event]:
         """Apply ``seat``'s answer; return the events it caused (none until a bid window
@@ -152,7 +155,8 @@ class DealMachine:
         if not verdict.legal:
             raise IllegalPlay(verdict.reason)
         start = len(self.events)
-        self._fire(decision.kind, Answer(decision, cards, verdict))
+        judged = tuple.__new__(Answer, (decision, cards, verdict))  # (without its __new__)
+        self._fire(decision.kind, judged)
         return self.events[start:]
 
     def check(self, seat: int, action: Sequence[Card]) -> Verdict:

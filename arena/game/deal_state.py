@@ -133,6 +133,7 @@ class DealState:
     def freeze(self) -> DealSnapshot:
         """The snapshot of the state now."""
         h0, h1, h2, h3 = self.hands
+        o0, o1, o2, o3 = self.held if self.order is not None else self.hands
         r0, r1, r2, r3 = self.revealed
         plays = tuple(self.plays)
         s, t = self.points_by_seat, self.team_penalties
@@ -144,12 +145,8 @@ class DealState:
             self.leader, plays, self.winning_seat() if plays else None, self.lead_units,
             self.previous, self.played, (r0, r1, r2, r3), self.trick_points,
             (s[0], s[1], s[2], s[3]), self.throw_penalties, (t[0], t[1]), ended, won,
-            self.redeal, self._held(),
+            self.redeal, (o0, o1, o2, o3),
         ))  # fmt: skip
-
-    def _held(self) -> tuple[Hand, Hand, Hand, Hand]:
-        h0, h1, h2, h3 = self.held if self.order is not None else self.hands
-        return (h0, h1, h2, h3)
 
 
 __all__ = ["Answer", "DealState", "Step", "without"]

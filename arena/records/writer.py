@@ -163,7 +163,10 @@ class RecordWriter:
             "verdict": ruling,  # a Ruling's word (its member would cost a .value per line)
             "fault": None if fault is None else {"kind": str(fault.kind), "reason": fault.reason},
         }
-        chunks = self._chunks()
+        if self._file is None or self._broken or self._held is None:
+            chunks = self._chunks()  # (raises if closed or broken)
+        else:
+            chunks = self._held
         data = encode(line)
         self._digest.update(data)
         chunks.append(data)

@@ -227,7 +227,7 @@ class DealMachine:
             self._s.dealt += 1
             base = (self._s.dealt - 1) * 4
             for i in range(4):
-                seat = Seat(self._s.first_seat).after(i)
+                seat = SEATS[(self._s.first_seat + i) & 3]  # Seat(first).after(i), at once
                 card = self._s.deck[base + i]
                 self._s.hands[seat] += (card,)
                 self._emit(CardDealt(seat, card))

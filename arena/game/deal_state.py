@@ -16,6 +16,7 @@ from typing import Final, NamedTuple
 from arena.game.events import Action, DealEnded, Decision
 from arena.game.snapshot import DealSnapshot, Hand, PastTrick, Phase
 from arena.rules import (
+    SEATS,
     Bid,
     Card,
     CardOrder,
@@ -23,7 +24,6 @@ from arena.rules import (
     Position,
     Rank,
     RuleSet,
-    Seat,
     Trump,
     Unit,
     Verdict,
@@ -116,7 +116,9 @@ class DealState:
 
     def winning_seat(self) -> int:
         """The seat winning the trick in progress so far (the leader before any follow)."""
-        return Seat(self.leader).after(self.leading.place) if self.plays else self.leader
+        if not self.plays:
+            return self.leader
+        return SEATS[(self.leader + self.leading.place) & 3]  # Seat(leader).after(place)
 
     def position(self, current: DealSnapshot | None = None) -> Position:
         """The rules' view of the deal now (the legality API judges against it); the

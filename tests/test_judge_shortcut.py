@@ -1,4 +1,4 @@
-"""The deal machine's shortcuts give what the long way gives (hypothesis; issue 20, t22core).
+"""The game side's shortcuts give what the long way gives (hypothesis; issue 20, t22core).
 
 - A deal keeps each hand as a tuple, and ``held``, the same cards sorted by the card
   order once it is known (what a seat's view shows): after any sequence of answers,
@@ -12,6 +12,10 @@
   for field — a lead's ``LeadVerdict`` included — and the machine applies the answer
   the same way (a refused one raises the same reason).
 
+- The events written most (a card dealt, cards played, a trick won) build their record
+  line's dict by hand: it is the generic ``Event.to_dict``'s, to the byte.
+- ``quick_init`` sets a big value through a twin class: the value is its class's own.
+
 Random short matches as in ``test_game_properties.py``: decks and answers drawn by
 ``tests/strategies.py`` (so a failure shrinks), now and then junk or a referee penalty
 between the request and the answer.
@@ -19,23 +23,45 @@ between the request and the answer.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import pickle
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import VARIANTS, candidates, decks, junk, picks
 
 from arena.errors import IllegalPlay
-from arena.game import Action, DealSnapshot, Decision, Kind, MatchMachine, MatchSetup, Phase
+from arena.game import (
+    Action,
+    CardDealt,
+    CardsPlayed,
+    DealSnapshot,
+    Decision,
+    Event,
+    Kind,
+    MatchMachine,
+    MatchSetup,
+    Phase,
+    SeatView,
+    TrickWon,
+)
+from arena.records.format import dump_line
 from arena.rules import (
+    SEATS,
+    Card,
     RuleSet,
     Verdict,
     check_bid,
     check_bury,
     check_play,
+    deck,
     fallback_burial,
     fallback_play,
 )
+from arena.rules.values import LEND_FROM
 
 EXAMPLES = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -120,3 +146,58 @@ def test_held_hands_and_the_bases_verdicts_are_the_long_ways(
             if match.finished:
                 break
     held_is_sorted(match)
+
+
+# -- the record lines' and values' shortcuts ------------------------------------------
+
+some_seats = st.one_of(st.sampled_from(SEATS), st.integers(0, 3))  # a Seat or a plain int
+some_cards = st.lists(st.sampled_from(deck(1)), max_size=6).map(tuple)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seat=some_seats,
+    winner=some_seats,
+    numbers=st.lists(st.integers(0, 400), min_size=4, max_size=4),
+    cards=some_cards,
+)
+def test_written_out_to_dicts_are_the_generic_ones(
+    seat: int, winner: int, numbers: list[int], cards: tuple[Card, ...]
+) -> None:
+    """CardDealt, CardsPlayed and TrickWon write their lines without the generic loop:
+    the same dict (keys in order, values of the same types), the same bytes."""
+    a, b, c, d = numbers
+    events = [
+        CardDealt(seat, cards[0] if cards else deck(1)[0]),
+        CardsPlayed(seat, a, cards),
+        TrickWon(a, winner, b, c + d),
+    ]
+    for event in events:
+        mine, generic = event.to_dict(), Event.to_dict(event)
+        assert list(mine.items()) == list(generic.items())
+        assert [type(v) for v in mine.values()] == [type(v) for v in generic.values()]
+        assert dump_line(mine) == dump_line(generic)
+
+
+def test_quick_init_lends_a_big_value_to_its_twin_and_takes_it_back() -> None:
+    """A value of LEND_FROM fields or more is set through its twin class: what comes
+    out is an instance of the class itself, frozen, equal to the one the setters make
+    (a subclass takes the setters), and pickles as one."""
+    assert len(dataclasses.fields(SeatView)) >= LEND_FROM
+    args = tuple(range(len(dataclasses.fields(SeatView))))
+    view = SeatView(*args)  # type: ignore[arg-type]
+    assert (
+        type(view) is SeatView
+        and tuple(getattr(view, f.name) for f in dataclasses.fields(view)) == args
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        view.seat = 3  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(view)) == view and copy.copy(view) == view
+    assert dataclasses.replace(view, seat=9).seat == 9
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Wider(SeatView):
+        extra: int = 5
+
+    wider = Wider(*args)  # type: ignore[arg-type]
+    assert type(wider) is Wider and wider.first_seat == args[-1] and wider.extra == 5

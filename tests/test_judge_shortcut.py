@@ -148,6 +148,30 @@ def test_held_hands_and_the_bases_verdicts_are_the_long_ways(
     held_is_sorted(match)
 
 
+def test_a_basis_a_bot_changed_judges_nothing() -> None:
+    """An in-process bot holds the very basis the machine keeps: if it changes the
+    basis's hand, the fallback built from it is not trusted — the machine judges the
+    answer on the whole table, and its own fallback is the whole table's."""
+    match = MatchMachine(MatchSetup(RuleSet(), 5))
+    while True:
+        decision = match.pending()[0]
+        deal = match.snapshot().deal
+        if decision.kind is Kind.PLAY and deal.plays:
+            break
+        match.answer(decision.seat, match.fallback(decision.seat))
+    seat = decision.seat
+    basis = match.fallback_basis(seat)
+    held = deal.hands[seat]
+    basis.hand = tuple(c for c in deck(deal.rules.decks) if c not in held)[:25]
+    wrong = basis.answer()  # built from cards the seat does not hold
+    verdict = check_play(match.position, wrong)
+    assert not verdict.legal
+    with pytest.raises(IllegalPlay) as refused:
+        match.answer(seat, wrong)
+    assert refused.value.reason == verdict.reason
+    assert match.fallback(seat) == fallback_play(match.position)
+
+
 # -- the record lines' and values' shortcuts ------------------------------------------
 
 some_seats = st.one_of(st.sampled_from(SEATS), st.integers(0, 3))  # a Seat or a plain int

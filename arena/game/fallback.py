@@ -13,7 +13,8 @@ handed out for the moment it was made, and :meth:`FallbackBasis.judge` answers f
 when it can without the whole table — the fallback itself (legal by construction: its
 verdict is known once it is built) and any follow (a follow is judged on the seat's own
 hand and the trick alone). The machine judges everything else itself, and uses none of
-this once anything has changed.
+this once anything has changed — nor a basis whose fields are no longer the snapshot's
+(its private caches are trusted like any code in the process).
 """
 
 from __future__ import annotations
@@ -163,11 +164,24 @@ class Handouts:
 
     def valid(self, decision: Decision, snap: DealSnapshot | None) -> FallbackBasis | None:
         """The basis handed out for ``decision`` if ``snap`` (the machine's current
-        snapshot, ``None`` after a change) is the one it was made from."""
+        snapshot, ``None`` after a change) is the one it was made from, and its fields
+        are still the snapshot's own (an in-process bot holds the same basis: one that
+        changed them only loses the shortcut)."""
         given = self._given[decision.seat]
-        if given is None or given[0] is not snap or given[1].decision is not decision:
+        if given is None or given[0] is not snap:
             return None
-        return given[1]
+        basis = given[1]
+        if (
+            basis.decision is not decision
+            or basis.hand is not snap.hands[decision.seat]
+            or basis.plays is not snap.plays
+            or basis.order is not snap.order
+            or basis.lead_units is not snap.lead_units
+            or basis.leader != snap.leader
+            or basis.dealer != snap.dealer
+        ):
+            return None
+        return basis
 
 
 __all__ = ["FallbackBasis", "Handouts"]

@@ -22,7 +22,7 @@ from typing import Final
 
 from arena.errors import IllegalPlay, StateError
 from arena.game.bidding import apply_window, bid_window, trump_from_kitty
-from arena.game.deal_state import Answer, DealState, Step, without
+from arena.game.deal_state import Answer, DealState, Step
 from arena.game.events import (
     Action,
     BidMade,
@@ -302,10 +302,8 @@ class DealMachine:
     def _on_bury(self, answer: Answer | None) -> None:
         assert answer is not None
         dealer = answer.decision.seat
-        s = self._s
-        s.hands[dealer] = without(s.hands[dealer], answer.action)
-        s.held[dealer] = without(s.held[dealer], answer.action)
-        s.kitty = answer.action
+        self._s.take_out(dealer, answer.action)
+        self._s.kitty = answer.action
         self._emit(KittyBuried(dealer, answer.action))
         self._s.leader = dealer
         self._s.window = {dealer: Decision(dealer, Kind.PLAY)}
@@ -328,15 +326,7 @@ class DealMachine:
                 self._emit(ThrowFailed(
                     seat, action, landed, lead.returned, lead.blocker or 0, lead.penalty
                 ))  # fmt: skip
-        s.hands[seat] = without(s.hands[seat], landed)
-        s.held[seat] = without(s.held[seat], landed)
-        shown = s.revealed[seat]
-        if shown:
-            left = list(shown)
-            for card in landed:
-                if card in left:
-                    left.remove(card)
-            s.revealed[seat] = tuple(left)
+        s.take_out(seat, landed)
         plays = s.plays
         if plays:  # who leads the trick now (RULES.md §7, Winning a trick)
             led = order.lane[plays[0][1][0].index]

@@ -114,6 +114,29 @@ class DealState:
     team_penalties: list[int] = dataclasses.field(default_factory=lambda: [0, 0])
     ended: tuple[DealEnded, bool] | None = None  # the result, and whether it won the match
 
+    def take_out(self, seat: int, cards: Sequence[Card]) -> None:
+        """``cards`` leave ``seat``'s hand: its tuple as received, its held (sorted)
+        tuple, and the shown cards among them (a failed throw's) are shown no more."""
+        hands, held = self.hands, self.held
+        if len(cards) == 1:  # (most plays: without's slices, without its frames)
+            card = cards[0]
+            hand = hands[seat]
+            i = hand.index(card)
+            hands[seat] = hand[:i] + hand[i + 1 :]
+            hand = held[seat]
+            i = hand.index(card)
+            held[seat] = hand[:i] + hand[i + 1 :]
+        else:
+            hands[seat] = without(hands[seat], cards)
+            held[seat] = without(held[seat], cards)
+        shown = self.revealed[seat]
+        if shown:
+            left = list(shown)
+            for card in cards:
+                if card in left:
+                    left.remove(card)
+            self.revealed[seat] = tuple(left)
+
     def winning_seat(self) -> int:
         """The seat winning the trick in progress so far (the leader before any follow)."""
         if not self.plays:

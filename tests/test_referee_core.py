@@ -210,7 +210,9 @@ def test_a_request_holds_nothing_of_the_live_match_and_its_fallback_stays() -> N
         decision = core.match.pending()[0]
         ask = core.ask(decision, 0.0)
         request, deal = ask.request, vars(core.match)["_deal"]
-        live = {id(core.match), id(deal), id(core.match.events), *map(id, vars(deal)["_s"].hands)}
+        state = vars(deal)["_s"]  # its hands are tuples, shared as they are: the lists move
+        live = {id(core.match), id(deal), id(core.match.events), id(state), id(state.hands)}
+        live |= {id(state.held), id(state.revealed), id(state.plays)}
         assert not live & reachable(request), f"request {ask.seq} reaches the live match"
         before = core.match.fallback(decision.seat)
         core.apply(core.settle(ask, tuple(bot.decide(request)), None, 0.0))

@@ -16,14 +16,13 @@ machine wrongly (answering for a seat that was not asked) raises
 
 from __future__ import annotations
 
-import enum
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Final, NamedTuple
+from typing import Final
 
 from arena.errors import IllegalPlay, StateError
 from arena.game.bidding import apply_window, bid_window, trump_from_kitty
-from arena.game.deal_state import DealState
+from arena.game.deal_state import Answer, DealState, Step
 from arena.game.events import (
     Action,
     BidMade,
@@ -41,11 +40,12 @@ from arena.game.events import (
     TrickWon,
     TrumpDeclared,
 )
-from arena.game.fallback import FallbackBasis
+from arena.game.fallback import FallbackBasis, Handouts
 from arena.game.settle import settle_deal
 from arena.game.snapshot import DealSnapshot, PastTrick, Phase
 from arena.rules import (
     LEGAL,
+    SEATS,
     Card,
     LeadVerdict,
     Position,
@@ -63,24 +63,6 @@ from arena.rules import (
     next_leading,
     other_team,
 )
-
-
-class Step(enum.Enum):
-    """The inputs the machine gives itself when a phase's work is done."""
-
-    NO_BID = "no bid in the first deal"  # deal again
-    TRUMP_SET = "trump settled"  # the dealer takes the kitty
-    LAST_TRICK = "the last trick was won"  # settle the deal
-
-    __hash__ = object.__hash__  # by identity, as Phase's (arena.game.snapshot) says why
-
-
-class Answer(NamedTuple):
-    """A seat's answer, judged: the decision it answers, the cards, the verdict."""
-
-    decision: Decision
-    action: Action
-    verdict: Verdict
 
 
 class DealMachine:
@@ -113,6 +95,7 @@ class DealMachine:
         self.events: Final[list[Event]] = []
         self._snapshot: DealSnapshot | None = None  # caches, dropped at every change
         self._position: Position | None = None
+        self._handouts = Handouts()  # the fallback bases handed out: they judge for it
         expected = 4 * rules.hand_size + rules.kitty_size
         if len(self._s.deck) != expected:
             raise StateError(
@@ -150,7 +133,10 @@ class DealMachine:
 
     def pending(self) -> tuple[Decision, ...]:
         """The decisions waiting for an answer (several only in a bid window)."""
-        return tuple(d for s, d in self._s.window.items() if s not in self._s.answers)
+        window, answers = self._s.window, self._s.answers
+        if not answers:  # (a play, a burial, a fresh bid window: nobody has answered)
+            return tuple(window.values())
+        return tuple(d for s, d in window.items() if s not in answers)
 
     def answer(self, seat: int, action: Sequence[Card]) -> list[Event]:
         """Apply ``seat``'s answer; return the events it caused (none until a bid window
@@ -162,11 +148,15 @@ class DealMachine:
         """
         decision = self._pending_for(seat)
         cards = tuple(action)
-        verdict = self._judge(decision, cards)
+        basis = self._handouts.valid(decision, self._snapshot)
+        verdict = basis.judge(cards) if basis is not None else None
+        if verdict is None:
+            verdict = self._judge(decision, cards)
         if not verdict.legal:
             raise IllegalPlay(verdict.reason)
         start = len(self.events)
-        self._fire(decision.kind, Answer(decision, cards, verdict))
+        judged = tuple.__new__(Answer, (decision, cards, verdict))  # (without its __new__)
+        self._fire(decision.kind, judged)
         return self.events[start:]
 
     def check(self, seat: int, action: Sequence[Card]) -> Verdict:
@@ -176,14 +166,17 @@ class DealMachine:
         return LEGAL if verdict.legal else Verdict(False, verdict.reason)
 
     def fallback(self, seat: int) -> Action:
-        """The deterministic legal answer the referee plays on a timeout or fault."""
-        return self.fallback_basis(seat).answer()
+        """The deterministic legal answer the referee plays on a timeout or fault
+        (the one the seat's request computed, if it did and nothing changed since)."""
+        decision, handouts = self._pending_for(seat), self._handouts
+        basis = handouts.valid(decision, self._snapshot)
+        return (basis or handouts.give(decision, self.snapshot())).answer()
 
     def fallback_basis(self, seat: int) -> FallbackBasis:
         """What ``seat``'s fallback depends on, frozen now: it holds nothing of the
-        machine, so it can travel with a request and never goes stale."""
-        decision = self._pending_for(seat)
-        return FallbackBasis.of(decision, self.snapshot())  # the view's snapshot
+        machine, so it can travel with a request and never goes stale. The machine
+        keeps it too, to judge with it while nothing changes (:meth:`FallbackBasis.judge`)."""
+        return self._handouts.give(self._pending_for(seat), self.snapshot())  # the view's
 
     def penalize(self, team: int, points: int, reason: str) -> list[Event]:
         """Charge ``points`` against ``team`` (a referee penalty, settled at deal end)."""
@@ -234,13 +227,13 @@ class DealMachine:
             self._s.dealt += 1
             base = (self._s.dealt - 1) * 4
             for i in range(4):
-                seat = Seat(self._s.first_seat).after(i)
+                seat = SEATS[(self._s.first_seat + i) & 3]  # Seat(first).after(i), at once
                 card = self._s.deck[base + i]
-                self._s.hands[seat].append(card)
+                self._s.hands[seat] += (card,)
                 self._emit(CardDealt(seat, card))
             if self._open_window(closing=False):
                 return None
-        self._s.kitty = list(self._s.deck[4 * rounds :])
+        self._s.kitty = self._s.deck[4 * rounds :]
         return None if self._open_window(closing=True) else self._close_bidding()
 
     def _open_window(self, closing: bool) -> bool:
@@ -291,14 +284,17 @@ class DealMachine:
                 self._s.dealer = self._s.first_seat
             suit, revealed = trump_from_kitty(self._s.kitty, self._s.level, self.rules.no_bid)
         self._s.trump = Trump(self._s.level, suit)
-        self._s.order = card_order(self._s.trump, self.rules)
+        order = self._s.order = card_order(self._s.trump, self.rules)
         bidder = self._s.winning.seat if self._s.winning else None
         dealer = self._s.dealer
         self._emit(TrumpDeclared(
             self._s.level, suit, dealer, source, bidder, revealed
         ))  # fmt: skip
-        self._s.hands[dealer].extend(self._s.kitty)
-        self._emit(KittyTaken(dealer, tuple(self._s.kitty)))
+        hands = self._s.hands
+        hands[dealer] += self._s.kitty
+        # the hands as held from now on, sorted once per deal (then kept, card by card)
+        self._s.held = [tuple(order.sort(list(hand))) for hand in hands]
+        self._emit(KittyTaken(dealer, self._s.kitty))
         self._s.window = {dealer: Decision(dealer, Kind.BURY, count=self.rules.kitty_size)}
 
     # -- the kitty (RULES.md §6) ---------------------------------------------------------
@@ -306,10 +302,8 @@ class DealMachine:
     def _on_bury(self, answer: Answer | None) -> None:
         assert answer is not None
         dealer = answer.decision.seat
-        hand = self._s.hands[dealer]
-        for card in answer.action:
-            hand.remove(card)
-        self._s.kitty = list(answer.action)
+        self._s.take_out(dealer, answer.action)
+        self._s.kitty = answer.action
         self._emit(KittyBuried(dealer, answer.action))
         self._s.leader = dealer
         self._s.window = {dealer: Decision(dealer, Kind.PLAY)}
@@ -317,37 +311,33 @@ class DealMachine:
     # -- tricks (RULES.md §7) ------------------------------------------------------------
 
     def _on_play(self, answer: Answer | None) -> Step | None:
-        assert answer is not None and self._s.order is not None
+        s = self._s
+        assert answer is not None and s.order is not None
         decision, action, lead = answer
-        seat, order, landed = decision.seat, self._s.order, action
-        if isinstance(lead, LeadVerdict):  # judged once, in answer(): what lands, what it costs
+        seat, order, landed = decision.seat, s.order, action
+        if type(lead) is LeadVerdict:  # judged once, in answer(): what lands, what it costs
             landed = lead.played
-            self._s.lead_units = lead.units
+            s.lead_units = lead.units
             if lead.failed:
-                self._s.throw_penalties += lead.penalty
+                s.throw_penalties += lead.penalty
                 # shown cards stay shown: a second failed throw shows only what is new
-                union = Counter(self._s.revealed[seat]) | Counter(lead.returned)
-                self._s.revealed[seat] = list(union.elements())
+                union = Counter(s.revealed[seat]) | Counter(lead.returned)
+                s.revealed[seat] = tuple(union.elements())
                 self._emit(ThrowFailed(
                     seat, action, landed, lead.returned, lead.blocker or 0, lead.penalty
                 ))  # fmt: skip
-        hand, shown = self._s.hands[seat], self._s.revealed[seat]
-        for card in landed:
-            hand.remove(card)
-            if card in shown:
-                shown.remove(card)
-        plays = self._s.plays
+        s.take_out(seat, landed)
+        plays = s.plays
         if plays:  # who leads the trick now (RULES.md §7, Winning a trick)
             led = order.lane[plays[0][1][0].index]
-            self._s.leading = next_leading(self._s.leading, len(plays), landed, self._s.lead_units,
-                                         led, order)  # fmt: skip
+            s.leading = next_leading(s.leading, len(plays), landed, s.lead_units, led, order)
         else:
-            self._s.leading = first_leading(landed, self._s.lead_units, order)
+            s.leading = first_leading(landed, s.lead_units, order)
         plays.append((seat, landed))
-        self._emit(CardsPlayed(seat, self._s.trick, landed))
+        self.events.append(CardsPlayed(seat, s.trick, landed))  # (_fire drops the caches)
         if len(plays) < 4:
-            nxt = Seat(seat).next
-            self._s.window = {nxt: Decision(nxt, Kind.PLAY, count=len(landed), lead=plays[0][1])}
+            nxt = SEATS[(seat + 1) & 3]
+            s.window = {nxt: Decision(nxt, Kind.PLAY, len(landed), (), plays[0][1])}
             return None
         winner = self._s.winning_seat()
         won = sum(card.points for _, cards in plays for card in cards)

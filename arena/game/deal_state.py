@@ -9,17 +9,63 @@ lets the machine cache one snapshot per change and lets a test compare the whole
 from __future__ import annotations
 
 import dataclasses
-from typing import Final
+import enum
+from collections.abc import Sequence
+from typing import Final, NamedTuple
 
 from arena.game.events import Action, DealEnded, Decision
-from arena.game.snapshot import DealSnapshot, PastTrick, Phase
-from arena.rules import Bid, Card, CardOrder, Leading, Position, Rank, RuleSet, Seat, Trump, Unit
+from arena.game.snapshot import DealSnapshot, Hand, PastTrick, Phase
+from arena.rules import (
+    SEATS,
+    Bid,
+    Card,
+    CardOrder,
+    Leading,
+    Position,
+    Rank,
+    RuleSet,
+    Trump,
+    Unit,
+    Verdict,
+)
 
 _NOBODY: Final = Leading(0, 0, (), 0)
+# a NamedTuple made from its values at once, without its Python-level __new__ (33 args)
+_snapshot: Final = tuple.__new__
 
 
-def _four_lists() -> list[list[Card]]:
-    return [[], [], [], []]
+class Step(enum.Enum):
+    """The inputs the machine gives itself when a phase's work is done."""
+
+    NO_BID = "no bid in the first deal"  # deal again
+    TRUMP_SET = "trump settled"  # the dealer takes the kitty
+    LAST_TRICK = "the last trick was won"  # settle the deal
+
+    __hash__ = object.__hash__  # by identity, as Phase's (arena.game.snapshot) says why
+
+
+class Answer(NamedTuple):
+    """A seat's answer, judged: the decision it answers, the cards, the verdict."""
+
+    decision: Decision
+    action: Action
+    verdict: Verdict
+
+
+def _four_hands() -> list[Hand]:
+    return [(), (), (), ()]
+
+
+def without(hand: Hand, cards: Sequence[Card]) -> Hand:
+    """``hand`` less ``cards`` (each one copy; they must be in it), the order kept: a
+    sorted hand stays sorted, so a held hand never needs sorting again."""
+    if len(cards) == 1:
+        i = hand.index(cards[0])
+        return hand[:i] + hand[i + 1 :]
+    rest = list(hand)
+    for card in cards:
+        rest.remove(card)
+    return tuple(rest)
 
 
 @dataclasses.dataclass(slots=True)
@@ -36,8 +82,12 @@ class DealState:
     redeal_fallback: bool
     deck: tuple[Card, ...]
     phase: Phase = Phase.BIDDING
-    hands: list[list[Card]] = dataclasses.field(default_factory=_four_lists)
-    kitty: list[Card] = dataclasses.field(default_factory=list)
+    # Each hand is a tuple, replaced at a change (never copied to freeze): in the order
+    # received, and ``held`` the same cards as a seat holds them, sorted by the card
+    # order once it is known (the order received before) — the seat view's hand.
+    hands: list[Hand] = dataclasses.field(default_factory=_four_hands)
+    held: list[Hand] = dataclasses.field(default_factory=_four_hands)
+    kitty: Hand = ()
     redeal: bool = False
     # bidding
     bids: tuple[Bid, ...] = ()
@@ -57,47 +107,71 @@ class DealState:
     leading: Leading = _NOBODY  # the play winning the trick in progress
     lead_units: tuple[Unit, ...] = ()  # the units of the lead as landed
     previous: PastTrick | None = None
-    revealed: list[list[Card]] = dataclasses.field(default_factory=_four_lists)
+    revealed: list[Hand] = dataclasses.field(default_factory=_four_hands)
     trick_points: int = 0
     points_by_seat: list[int] = dataclasses.field(default_factory=lambda: [0, 0, 0, 0])
     throw_penalties: int = 0
     team_penalties: list[int] = dataclasses.field(default_factory=lambda: [0, 0])
     ended: tuple[DealEnded, bool] | None = None  # the result, and whether it won the match
 
+    def take_out(self, seat: int, cards: Sequence[Card]) -> None:
+        """``cards`` leave ``seat``'s hand: its tuple as received, its held (sorted)
+        tuple, and the shown cards among them (a failed throw's) are shown no more."""
+        hands, held = self.hands, self.held
+        if len(cards) == 1:  # (most plays: without's slices, without its frames)
+            card = cards[0]
+            hand = hands[seat]
+            i = hand.index(card)
+            hands[seat] = hand[:i] + hand[i + 1 :]
+            hand = held[seat]
+            i = hand.index(card)
+            held[seat] = hand[:i] + hand[i + 1 :]
+        else:
+            hands[seat] = without(hands[seat], cards)
+            held[seat] = without(held[seat], cards)
+        shown = self.revealed[seat]
+        if shown:
+            left = list(shown)
+            for card in cards:
+                if card in left:
+                    left.remove(card)
+            self.revealed[seat] = tuple(left)
+
     def winning_seat(self) -> int:
         """The seat winning the trick in progress so far (the leader before any follow)."""
-        return Seat(self.leader).after(self.leading.place) if self.plays else self.leader
+        if not self.plays:
+            return self.leader
+        return SEATS[(self.leader + self.leading.place) & 3]  # Seat(leader).after(place)
 
     def position(self, current: DealSnapshot | None = None) -> Position:
         """The rules' view of the deal now (the legality API judges against it); the
         hands of ``current``, the snapshot of this same moment, if there is one."""
-        h, plays = self.hands, self.plays
-        hands = current.hands if current is not None else (
-            tuple(h[0]), tuple(h[1]), tuple(h[2]), tuple(h[3])
-        )  # fmt: skip
+        plays = self.plays
+        h0, h1, h2, h3 = current.hands if current is not None else self.hands
         return Position(
-            hands, self.level, self.trump,
-            self.dealer, None if self.phase is Phase.BIDDING else tuple(self.kitty),
+            (h0, h1, h2, h3), self.level, self.trump,
+            self.dealer, None if self.phase is Phase.BIDDING else self.kitty,
             self.leader, tuple(cards for _, cards in plays), self.trick_points,
             self.winning, self.rules, self.lead_units if plays else None,
         ).knowing(self.order)  # fmt: skip
 
     def freeze(self) -> DealSnapshot:
         """The snapshot of the state now."""
-        h, r = self.hands, self.revealed
-        hands = (tuple(h[0]), tuple(h[1]), tuple(h[2]), tuple(h[3]))
+        h0, h1, h2, h3 = self.hands
+        o0, o1, o2, o3 = self.held if self.order is not None else self.hands
+        r0, r1, r2, r3 = self.revealed
         plays = tuple(self.plays)
         s, t = self.points_by_seat, self.team_penalties
         ended, won = self.ended or (None, False)
-        return DealSnapshot(
+        return _snapshot(DealSnapshot, (
             self.rules, self.deal, self.attempt, self.phase, self.dealer, self.level,
-            self.levels, self.first_seat, self.deck, self.dealt, hands, tuple(self.kitty),
+            self.levels, self.first_seat, self.deck, self.dealt, (h0, h1, h2, h3), self.kitty,
             self.bids, self.winning, self.trump, self.order, self.trick,
             self.leader, plays, self.winning_seat() if plays else None, self.lead_units,
-            self.previous, self.played, (tuple(r[0]), tuple(r[1]), tuple(r[2]),
-            tuple(r[3])), self.trick_points, (s[0], s[1], s[2], s[3]),
-            self.throw_penalties, (t[0], t[1]), ended, won, self.redeal,
-        )  # fmt: skip
+            self.previous, self.played, (r0, r1, r2, r3), self.trick_points,
+            (s[0], s[1], s[2], s[3]), self.throw_penalties, (t[0], t[1]), ended, won,
+            self.redeal, (o0, o1, o2, o3),
+        ))  # fmt: skip
 
 
-__all__ = ["DealState"]
+__all__ = ["Answer", "DealState", "Step", "without"]

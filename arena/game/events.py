@@ -12,7 +12,7 @@ import enum
 from typing import Any, ClassVar
 
 from arena.game.domain import Termination
-from arena.rules import SEATS, Card, Rank, Seat, Side, Suit, Trump, quick_init
+from arena.rules import SEATS, Card, Rank, Seat, Side, Suit, Trump, codes, quick_init
 
 
 class Kind(enum.Enum):
@@ -105,6 +105,9 @@ class CardDealt(Event):
     seat: int
     card: Card
 
+    def to_dict(self) -> dict[str, Any]:  # Event.to_dict written out: the commonest lines
+        return {"type": "card_dealt", "seat": int(self.seat), "card": self.card.code}
+
 
 @quick_init
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -173,6 +176,10 @@ class CardsPlayed(Event):
     trick: int
     cards: tuple[Card, ...]
 
+    def to_dict(self) -> dict[str, Any]:  # Event.to_dict written out: a line per play
+        cards = codes(self.cards)
+        return {"type": "cards_played", "seat": int(self.seat), "trick": self.trick, "cards": cards}
+
 
 @quick_init
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -182,6 +189,12 @@ class TrickWon(Event):
     winner: int
     points: int
     attacker_points: int  # running total, before the kitty and penalties
+
+    def to_dict(self) -> dict[str, Any]:  # Event.to_dict written out: a line per trick
+        return {
+            "type": "trick_won", "trick": self.trick, "winner": int(self.winner),
+            "points": self.points, "attacker_points": self.attacker_points,
+        }  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

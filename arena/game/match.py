@@ -161,7 +161,8 @@ class MatchMachine:
 
     def fallback_basis(self, seat: int) -> FallbackBasis:
         """What ``seat``'s fallback depends on, frozen now (a request carries it)."""
-        self._live()
+        if self._result is not None:
+            self._live()  # raises
         return self._deal.fallback_basis(seat)
 
     def penalize(self, team: int, points: int, reason: str) -> list[Event]:

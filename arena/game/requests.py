@@ -14,7 +14,13 @@ from typing import Protocol
 from arena.game.events import Action, DealStarted, Decision, Event
 from arena.game.fallback import FallbackBasis
 from arena.game.match import MatchMachine
-from arena.game.views import SeatView, SeatViews, indexed_seat_events, view_position
+from arena.game.views import (
+    SeatView,
+    SeatViews,
+    indexed_seat_events,
+    split_seat_events,
+    view_position,
+)
 from arena.rules import Position, RuleSet
 
 
@@ -42,15 +48,15 @@ class Request:
         self,
         decision: Decision,
         view: SeatView,
-        events: Sequence[tuple[int, Event]],
+        events: tuple[Sequence[int], Sequence[Event]],  # (indices, events): split_seat_events
         rules: RuleSet,
         basis: FallbackBasis,
     ) -> None:
         self.decision = decision
         self.view = view
-        indices, redacted = zip(*events, strict=True) if events else ((), ())
-        self.events: tuple[Event, ...] = redacted  # redacted, since this seat's last request
-        self.event_indices: tuple[int, ...] = indices  # their indices in the match
+        indices, redacted = events
+        self.events: tuple[Event, ...] = tuple(redacted)  # redacted, since its last request
+        self.event_indices: tuple[int, ...] = tuple(indices)  # their indices in the match
         self.rules = rules
         self._basis = basis
         self._fallback: Action | None = None
@@ -93,10 +99,10 @@ class SeatFeed:
 
     def request(self, decision: Decision) -> Request:
         seat = decision.seat
-        events = self.match.events
-        new = indexed_seat_events(events[self._cursor[seat] :], seat, self._cursor[seat])
-        self._cursor[seat] = len(events)
         match = self.match
+        events, cursor = match.events, self._cursor[seat]
+        new = split_seat_events(events[cursor:], seat, cursor)
+        self._cursor[seat] = len(events)
         basis = match.fallback_basis(seat)
         return Request(decision, self.views.view(seat), new, match.rules, basis)
 

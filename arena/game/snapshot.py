@@ -77,6 +77,7 @@ class DealSnapshot(NamedTuple):  # a tuple: immutable, and cheap to make at ever
     result: DealEnded | None
     match_won: bool
     redeal: bool  # the first deal ended without a bid: deal again
+    held: tuple[Hand, Hand, Hand, Hand]  # the hands sorted by the card order once known
 
     @property
     def position(self) -> Position:
@@ -112,4 +113,4 @@ class MatchSnapshot(NamedTuple):
         return f"<MatchSnapshot levels {a.code}/{b.code} {self.deal!r}>"
 
 
-__all__ = ["DealSnapshot", "MatchSnapshot", "PastTrick", "Phase", "Play"]
+__all__ = ["DealSnapshot", "Hand", "MatchSnapshot", "PastTrick", "Phase", "Play"]

@@ -17,20 +17,22 @@ from typing import Any
 from arena.game.events import (
     Action,
     CardDealt,
+    CardsPlayed,
     Event,
     KittyBuried,
     KittyTaken,
+    TrickWon,
     jsonable,
 )
 from arena.game.match import MatchMachine
 from arena.game.snapshot import DealSnapshot, MatchSnapshot, Phase
 from arena.rules import (
+    SEATS,
     Bid,
     Card,
     Position,
     Rank,
     RuleSet,
-    Seat,
     Suit,
     Trump,
     other_team,
@@ -115,20 +117,20 @@ def seat_view(match: MatchMachine, seat: int) -> SeatView:
 _Public = tuple[Any, ...]  # SeatView's arguments after ``seat``, but for hand and kitty
 
 
-def _public(snap: MatchSnapshot) -> _Public:
-    """Everything in a view that is the same for all four seats."""
+def _public(snap: MatchSnapshot, previous: TrickView | None = None) -> _Public:
+    """Everything in a view that is the same for all four seats (``previous``: the
+    view of the deal's previous trick, if the caller kept it)."""
     deal = snap.deal
     current = None
     if deal.phase is Phase.PLAYING:
         current = TrickView(deal.trick, deal.leader, deal.plays, deal.winning_seat)
-    previous = None
-    if deal.previous is not None:
-        last = deal.previous
-        previous = TrickView(deal.trick - 1, last.leader, last.plays, last.winner)
+    if previous is None:
+        previous = _previous(deal)
     faults = 0
-    if deal.dealer is not None:
-        team = Seat(deal.dealer).team
-        faults = deal.team_penalties[team] - deal.team_penalties[other_team(team)]
+    penalties = deal.team_penalties
+    if deal.dealer is not None and (penalties[0] or penalties[1]):
+        team = SEATS[deal.dealer].team
+        faults = penalties[team] - penalties[other_team(team)]
     hands = deal.hands
     return (
         deal.deal,
@@ -153,10 +155,16 @@ def _public(snap: MatchSnapshot) -> _Public:
     )
 
 
+def _previous(deal: DealSnapshot) -> TrickView | None:
+    """The view of the deal's last finished trick."""
+    last = deal.previous
+    return None if last is None else TrickView(deal.trick - 1, last.leader, last.plays, last.winner)
+
+
 def _hand(deal: DealSnapshot, seat: int) -> tuple[Card, ...]:
-    """The seat's own hand, sorted as people hold it once the card order is known."""
-    order = deal.order
-    return tuple(order.sort(list(deal.hands[seat]))) if order else deal.hands[seat]
+    """The seat's own hand, sorted as people hold it once the card order is known
+    (``held``: the machine's hands, sorted once per deal and kept so)."""
+    return deal.held[seat]  # kept sorted by the deal machine as cards leave
 
 
 def _kitty(deal: DealSnapshot, seat: int) -> tuple[Card, ...]:
@@ -184,26 +192,32 @@ class SeatViews:
     A referee asks for a view at every decision; :func:`seat_view` would build it from
     scratch, yet most of it (``_public``) is the same for all four seats. This keeps that
     part until the deal's snapshot or the match's levels change, so the seats of a bid
-    window share it, and only the seat's own hand and kitty are added per view. (A
-    seat's sorted hand is not kept: in play it has changed at every one of its turns.)
+    window share it, and only the seat's own hand and kitty are added per view; the
+    previous trick's view is kept while the deal's previous trick is the same. (The
+    seat's sorted hand comes from the snapshot's ``held``, which the deal machine keeps
+    sorted as cards leave: no view sorts a hand.)
     :meth:`view` equals :func:`seat_view` at every moment
     (``tests/test_views_incremental.py``).
     """
 
-    __slots__ = ("_deal", "_levels", "_match", "_public")
+    __slots__ = ("_deal", "_last", "_levels", "_match", "_previous", "_public")
 
     def __init__(self, match: MatchMachine) -> None:
         self._match = match
         self._deal: DealSnapshot | None = None  # the snapshot _public was made from
         self._levels: tuple[Rank, Rank] | None = None
         self._public: _Public = ()
+        self._last: object = None  # the PastTrick self._previous is the view of
+        self._previous: TrickView | None = None
 
     def view(self, seat: int) -> SeatView:
         """The view of ``seat`` now (equal to ``seat_view(match, seat)``)."""
         snap = self._match.snapshot()
         deal = snap.deal
         if deal is not self._deal or snap.levels != self._levels:
-            self._public = _public(snap)
+            if deal.previous is not self._last or deal.previous is None:
+                self._last, self._previous = deal.previous, _previous(deal)
+            self._public = _public(snap, self._previous)
             self._deal, self._levels = deal, snap.levels
         return _assemble(seat, self._public, _hand(deal, seat), _kitty(deal, seat))
 
@@ -243,16 +257,31 @@ def indexed_seat_events(
     events: Iterable[Event], seat: int, start: int = 0
 ) -> list[tuple[int, Event]]:
     """:func:`seat_events` with each event's index in the match (counting from ``start``)."""
-    out: list[tuple[int, Event]] = []
-    for i, event in enumerate(events, start):
-        if isinstance(event, CardDealt):
-            if event.seat == seat:
-                out.append((i, event))
-        elif isinstance(event, _KITTY):
-            out.append((i, event if event.seat == seat else dataclasses.replace(event, cards=())))
-        else:
-            out.append((i, event))
-    return out
+    indices, seen = split_seat_events(events, seat, start)
+    return list(zip(indices, seen, strict=True))
+
+
+def split_seat_events(
+    events: Iterable[Event], seat: int, start: int = 0
+) -> tuple[list[int], list[Event]]:
+    """:func:`indexed_seat_events` as two lists, the indices and the events (what a
+    request keeps): the one filter of events for a seat."""
+    indices: list[int] = []
+    out: list[Event] = []
+    i = start - 1
+    for event in events:
+        i += 1
+        kind = type(event)
+        if kind is CardsPlayed or kind is TrickWon:  # public, and the commonest by far
+            pass
+        elif isinstance(event, CardDealt):
+            if event.seat != seat:
+                continue
+        elif isinstance(event, _KITTY) and event.seat != seat:
+            event = dataclasses.replace(event, cards=())
+        indices.append(i)
+        out.append(event)
+    return indices, out
 
 
 def public_events(events: Iterable[Event]) -> list[Event]:
@@ -268,5 +297,6 @@ __all__ = [
     "public_events",
     "seat_events",
     "seat_view",
+    "split_seat_events",
     "view_position",
 ]

@@ -20,11 +20,12 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, Final
 
 from arena.errors import StateError
 from arena.game import Event, FaultNote, Kind, MatchEnded, Ruling
 from arena.records.format import RecordHeader, dump_line
+from arena.records.models import encode  # dump_line's own, called with a dict
 from arena.rules import Card, codes
 
 
@@ -116,15 +117,21 @@ class RecordWriter:
 
     def events(self, events: Sequence[Event]) -> None:
         """Match events, unredacted, in the order the machine emitted them."""
+        if not events:
+            return
+        chunks = self._chunks()
+        update = self._digest.update
         n = self.lines
-        lines = []
-        for event in events:
+        for event in events:  # (one loop per call: the lines of one answer's events)
             if type(event) is MatchEnded:
                 self._result = event
-            lines.append({"n": n, "type": "event", "event": event.to_dict()})
+            data = encode({"n": n, "type": "event", "event": event.to_dict()})
+            update(data)
+            chunks.append(data)
             n += 1
-        if lines:
-            self._write_numbered(lines)
+            self.lines = n
+        if chunks is not self._held:
+            self._put(chunks)
 
     def answer(
         self,
@@ -142,21 +149,30 @@ class RecordWriter:
         """One answer fed to the machine: what the seat sent (``None``: nothing usable),
         what was played (its answer, or the fallback on a ``fault``, or while the seat
         is ``absent`` after its disconnection was charged), and when."""
-        ruling = Ruling.FAULT if fault is not None else Ruling.ABSENT if absent else Ruling.ACCEPTED
+        ruling = _FAULT if fault is not None else _ABSENT if absent else _ACCEPTED
         line: dict[str, Any] = {
             "n": self.lines,
             "type": "answer",
             "seat": int(seat),  # a Seat would take the encoder's hook: the same digits
             "seq": seq,
-            "kind": kind.value if isinstance(kind, Kind) else str(kind),
+            "kind": _WORDS.get(kind) or str(kind),
             "sent": None if sent is None else codes(sent),
             "played": codes(played),
             "requested_at_ms": requested_at_ms,
             "latency_ms": latency_ms,
-            "verdict": ruling,  # a StrEnum member: JSON writes its word
+            "verdict": ruling,  # a Ruling's word (its member would cost a .value per line)
             "fault": None if fault is None else {"kind": str(fault.kind), "reason": fault.reason},
         }
-        self._write_numbered([line])
+        if self._file is None or self._broken or self._held is None:
+            chunks = self._chunks()  # (raises if closed or broken)
+        else:
+            chunks = self._held
+        data = encode(line)
+        self._digest.update(data)
+        chunks.append(data)
+        self.lines += 1
+        if chunks is not self._held:
+            self._put(chunks)
 
     def penalty(self, team: int, points: int, reason: str) -> None:
         """A referee penalty fed to the machine (``MatchMachine.penalize``)."""
@@ -205,6 +221,14 @@ class RecordWriter:
         return f"sha256:{self._digest.hexdigest()}"
 
     # -- the file ----------------------------------------------------------------------
+
+    def _chunks(self) -> list[bytes]:
+        """Where the next lines go: the held lines, or a new batch written at once."""
+        if self._file is None or self._broken:
+            closed = self._file is None
+            raise StateError("the record is closed" if closed else "the record is broken")
+        held = self._held
+        return [] if held is None else held
 
     def _write(self, lines: list[dict[str, Any]], digest: bool = True) -> None:
         first = self.lines
@@ -260,6 +284,10 @@ class RecordWriter:
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{self.lines} lines"
         return f"<RecordWriter {self.header.match_id!r} {state}>"
+
+
+_ACCEPTED, _FAULT, _ABSENT = Ruling.ACCEPTED.value, Ruling.FAULT.value, Ruling.ABSENT.value
+_WORDS: Final[dict[object, str]] = {kind: kind.value for kind in Kind}  # no .value per line
 
 
 class NullRecorder:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from typing import Final
 
 from arena.errors import IllegalPlay
 from arena.game import (
@@ -86,6 +87,8 @@ class Outcome:
     error: BotError | None  # a protocol fault, a timeout, or an absence (charge=False)
     latency: float  # s
 
+
+_WORDS: Final = {kind: kind.value for kind in Kind}  # a Kind's word without .value's call
 
 # A synchronous seat: given an ask, its answer (or the BotError it earned) and how long it took.
 Answerer = Callable[[Ask], tuple[Action | BotError, float]]
@@ -254,9 +257,9 @@ class RefereeCore:
         if self.recorder is not None:
             ask = outcome.ask
             self.recorder.answer(
-                seat=ask.seat,
+                seat=ask.decision.seat,
                 seq=ask.seq,
-                kind=ask.decision.kind.value,
+                kind=_WORDS[ask.decision.kind],
                 sent=outcome.sent,
                 played=played,
                 requested_at_ms=round(ask.at * 1000, 3),

@@ -117,6 +117,18 @@ def fallback_play(position: Position) -> Hand:
     return follow_with(position)
 
 
+def forced_fallback(
+    lead: Sequence[Card], hand: Sequence[Card], order: CardOrder, units: Sequence[Unit]
+) -> Hand | None:
+    """:func:`fallback_play`'s follow to ``lead`` (whose units are ``units``) from
+    ``hand``, when its shape is forced (most follows: see
+    :func:`~arena.rules.legal.follow_candidate`) — legal as built, so no position is
+    needed to build or judge it; ``None`` when it is not forced (ask
+    :func:`fallback_play`, which judges the candidate)."""
+    built, forced = follow_candidate(lead, hand, order, units, lowest)
+    return tuple(built) if forced else None
+
+
 def follow_with(position: Position, pick: Pick[Card] = lowest) -> Hand:
     """A legal follow for the seat to play, every free choice made by ``pick`` (given
     candidates, cheapest first, it returns one: :func:`~arena.rules.legal.lowest` for
@@ -294,6 +306,7 @@ __all__ = [
     "fallback_burial",
     "fallback_play",
     "follow_with",
+    "forced_fallback",
     "legal_bids",
     "legal_burials",
     "legal_follow",

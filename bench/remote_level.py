@@ -220,10 +220,13 @@ def bulk_shares(
     def tokens(matches: list[pb.CreateMatchResponse]) -> str:
         return "\n".join(t for h in matches for t in h.seat_tokens)
 
-    addresses = sorted({h.seat_address or front for h in hosted})
+    def address(h: pb.CreateMatchResponse) -> str:  # a checkout before workers has none
+        return getattr(h, "seat_address", "") or front
+
+    addresses = sorted({address(h) for h in hosted})
     if dial == "front" or len(addresses) != 2:
         return [(front, tokens(hosted[k::2])) for k in range(2)]
-    by_address = {at: [h for h in hosted if (h.seat_address or front) == at] for at in addresses}
+    by_address = {at: [h for h in hosted if address(h) == at] for at in addresses}
     return [(at, tokens(matches)) for at, matches in by_address.items()]
 
 

@@ -24,6 +24,11 @@ apart from the game itself:
 - ``--calls``: Python and C calls per decision outside the core, by function
   (``sys.setprofile``, slow): counts, which the machine's load moves far less than times.
 
+``--syscalls`` (branch t22edge): system calls per decision (per round trip for the raw
+path), by thread and by call, from ``perf trace -s`` attached to this process around each
+round (root or ``perf_event_paranoid`` ≤ 1; perf's tracing slows the run, so read the
+counts, not the CPU figures, of such a run). ``futex`` is mostly the GIL changing hands.
+
     .venv/bin/python bench/server_cpu.py [--deals 6] [--rounds 3] [--profile] [--parts]
 """
 
@@ -34,22 +39,37 @@ import gc
 import inspect
 import json
 import os
+import re
+import signal
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import defaultdict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import trio
-from remote_kit import BOT, ScriptSeat, Spawner, Step, die_with_parent, replay_raw
+from remote_kit import (
+    BOT,
+    ReplayArena,
+    ScriptSeat,
+    Spawner,
+    Step,
+    die_with_parent,
+    replay_raw,
+)
 
 from arena.cli.logs import configure_logging
 from arena.game import MatchSetup
 from arena.referee import Referee, TimeControl
 from arena.rules import RuleSet
 from arena.server.app import open_arena_server
+from arena.server.bridge import GrpcServerConfig, open_grpc_server
 from arena.server.host import MatchSpec
+from arena.v1 import arena_pb2_grpc as pb_grpc
 
 SEED = 7
 TICK = os.sysconf("SC_CLK_TCK")
@@ -107,6 +127,80 @@ class StepCounter(trio.abc.Instrument):
 
     def before_task_step(self, task: trio.lowlevel.Task) -> None:
         self.steps[task.name.rsplit(".", 1)[-1]] += 1
+
+
+class SyscallTrace:
+    """``--syscalls``: ``perf trace -s -p <this process>`` around one round; the counts
+    summed per (path, thread, system call). Counts, steady under load."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, str, str], int] = defaultdict(int)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._out = ""
+
+    async def start(self) -> None:
+        fd, self._out = tempfile.mkstemp(suffix=".perf-trace")
+        os.close(fd)
+        argv = ["perf", "trace", "-s", "-p", str(os.getpid()), "-o", self._out]
+        self._proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        await trio.sleep(1.0)  # attached before the bots start answering
+
+    def stop(self, path: str) -> None:
+        assert self._proc is not None
+        named = {t.native_id: t.name for t in threading.enumerate()}
+        self._proc.send_signal(signal.SIGINT)
+        self._proc.wait()
+        thread = ""
+        for line in Path(self._out).read_text().splitlines():
+            head = re.match(r"\s*(.+?) \((\d+)\), \d+ events", line)
+            if head:
+                tid = int(head.group(2))
+                thread = _kind(named.get(tid, f"C: {head.group(1)}"))
+                continue
+            row = re.match(r"\s+([a-z_0-9]+)\s+(\d+)\s+\d+\s+[\d.]+", line)
+            if row and thread:
+                self.counts[(path, thread, row.group(1))] += int(row.group(2))
+        os.unlink(self._out)
+
+    async def replay_raw(
+        self, script: list[Step], clients: int, spawner: Spawner, verdicts: bool
+    ) -> tuple[list[float], float, float]:
+        """``remote_kit.replay_raw`` with the trace attached once its server runs."""
+        servicer = ReplayArena(script, clients, False, verdicts)
+        registrations = [partial(pb_grpc.add_ArenaServicer_to_server, servicer)]
+        config = GrpcServerConfig(service_names=("arena.v1.Arena",))
+        async with open_grpc_server(registrations, config) as server:
+            await self.start()
+            argv = [sys.executable, str(BOT), "--server", server.target]
+            cpu = time.process_time()
+            await spawner.wait_all([spawner.spawn([*argv, f"--token={s}"]) for s in range(clients)])
+            cpu = time.process_time() - cpu
+            self.stop("raw")
+        if servicer.error:
+            raise RuntimeError(f"raw replay failed: {servicer.error}")
+        return servicer.latencies, servicer.wall, cpu
+
+    def report(self, path: str, n: int) -> None:
+        if not n:
+            return
+        by_thread: dict[str, int] = defaultdict(int)
+        for (p, thread, _), count in self.counts.items():
+            if p == path:
+                by_thread[thread] += count
+        total = sum(by_thread.values())
+        print(
+            f"  system calls per {'decision' if path == 'arena' else 'round trip'} ({path}):"
+            f" {total / n:.2f}"
+        )
+        for thread, count in sorted(by_thread.items(), key=lambda kv: -kv[1]):
+            if count / n < 0.05:
+                continue
+            calls = sorted(
+                ((c, k[2]) for k, c in self.counts.items() if k[0] == path and k[1] == thread),
+                reverse=True,
+            )
+            each = ", ".join(f"{name} {c / n:.2f}" for c, name in calls if c / n >= 0.05)
+            print(f"    {thread:<30}{count / n:>6.2f}: {each}")
 
 
 class GamePart:
@@ -214,10 +308,14 @@ def diff(after: dict[str, float], before: dict[str, float]) -> dict[str, float]:
     return {k: after[k] - before.get(k, 0.0) for k in after}
 
 
-async def arena_round(rules: RuleSet, spawner: Spawner) -> tuple[int, dict[str, float], float]:
+async def arena_round(
+    rules: RuleSet, spawner: Spawner, syscalls: SyscallTrace | None = None
+) -> tuple[int, dict[str, float], float]:
     """(decisions, CPU s per thread, process CPU s) of one match."""
     async with open_arena_server() as server:
         hosted = server.host.create(MatchSpec(rules=rules, seed=SEED, time_control=TimeControl()))
+        if syscalls is not None:  # after the server's threads started: perf sees them
+            await syscalls.start()
         argv = [sys.executable, str(BOT), "--server", server.target]
         procs = [spawner.spawn([*argv, f"--token={t}"]) for t in hosted.tokens if t is not None]
         before, cpu, main = thread_cpu(), time.process_time(), time.thread_time()
@@ -226,6 +324,8 @@ async def arena_round(rules: RuleSet, spawner: Spawner) -> tuple[int, dict[str, 
         threads = diff(thread_cpu(), before)
         threads["main thread_time"] = time.thread_time() - main
         await spawner.wait_all(procs)
+        if syscalls is not None:
+            syscalls.stop("arena")
     assert hosted.referee is not None, hosted.error
     return hosted.referee.decisions, threads, cpu
 
@@ -251,6 +351,7 @@ async def main(args: argparse.Namespace) -> None:
     counter = StepCounter() if args.count else None
     parts = GamePart() if args.parts else None
     call_counter = CallCounter() if args.calls else None
+    syscalls = SyscallTrace() if args.syscalls else None
     gc_timer = GcTimer()
     gc_count, gc_time = [0, 0, 0], [0.0, 0.0, 0.0]
     print(f"load average before: {_load()}")
@@ -261,7 +362,8 @@ async def main(args: argparse.Namespace) -> None:
                 if args.only and path != args.only:
                     continue
                 if path == "raw":
-                    latencies, _, cpu = await replay_raw(script, 4, spawner, verdicts=False)
+                    replay = replay_raw if syscalls is None else syscalls.replay_raw
+                    latencies, _, cpu = await replay(script, 4, spawner, verdicts=False)
                     raw_cpu += cpu
                     raw_trips += len(latencies)
                     continue
@@ -274,7 +376,7 @@ async def main(args: argparse.Namespace) -> None:
                     parts.seconds.clear()
                 if call_counter is not None:
                     call_counter.start()
-                n, per_thread, cpu = await arena_round(rules, spawner)
+                n, per_thread, cpu = await arena_round(rules, spawner, syscalls)
                 if call_counter is not None:
                     call_counter.stop()
                 if parts is not None:
@@ -348,6 +450,9 @@ async def main(args: argparse.Namespace) -> None:
         for name, count in sorted(counter.steps.items(), key=lambda kv: -kv[1]):
             if count / decisions >= 0.01:
                 print(f"    {name:<58}{count / decisions:>6.2f}")
+    if syscalls is not None:
+        syscalls.report("arena", decisions)
+        syscalls.report("raw", raw_trips)
     print(f"load average after: {_load()}")
     if yappi is not None:
         _print_profile(yappi, decisions, args.top)
@@ -413,6 +518,7 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--count", action="store_true", help="trio passes, task steps")
     parser.add_argument("--calls", action="store_true", help="function calls (slow)")
     parser.add_argument("--parts", action="store_true", help="the core's share, timed in place")
+    parser.add_argument("--syscalls", action="store_true", help="perf trace, per thread")
     parser.add_argument("--json-out", default=None)
     parser.add_argument("--only", choices=["arena", "raw"], default=None, help="one path")
     return parser.parse_args()

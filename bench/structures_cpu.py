@@ -10,6 +10,12 @@ thread: Python, grpc's C threads, the kernel's share) over the client's run:
 - ``bridge``: arena today: trio on the main thread, grpc.aio in its own thread
   (:class:`arena.server.bridge.GrpcThread`), messages crossing by :class:`Hop` and
   :class:`AsyncioOutbox`, the answer built by a trio task;
+- ``door``: arena's bridge as production has it since issue 20's third round (t22edge):
+  the stream's reader resumed in gRPC's completion callback (``EAGER_WAKEUP``), each
+  message handed to the stream's own trio task through its :class:`SeatDoor` (an
+  eventfd the task waits on; the hop when it does not wait), the reply sent by a
+  :class:`PlayWriter` whose write starts in the hop's callback. ``bridge`` above is the
+  older shape (entry-queue hop, memory channel, outbox, a Play task that writes);
 - ``guest``: one Python thread: trio as a guest on grpc.aio's asyncio loop
   (``trio.lowlevel.start_guest_run``); trio's own I/O wait runs in a helper thread;
 - ``trio_asyncio``: one thread: an asyncio loop implemented on trio (the ``trio-asyncio``
@@ -29,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import deque
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -42,7 +49,7 @@ BENCH = Path(__file__).parent
 sys.path.insert(0, str(BENCH))
 import bridge_pingpong as bp  # noqa: E402 — the shared client and message
 
-STRUCTURES = ("raw", "bridge", "guest", "trio_asyncio")
+STRUCTURES = ("raw", "bridge", "door", "guest", "trio_asyncio")
 EOF: object = grpc.aio.EOF  # type: ignore[attr-defined]
 
 
@@ -116,6 +123,91 @@ async def serve_bridge(trips: int, streams: int) -> tuple[float, float]:
     config = GrpcServerConfig(service_names=("arena.v1.Arena",))
     async with trio.open_nursery() as nursery:
         nursery.start_soon(answerer, receive)
+        async with open_grpc_server([registration], config) as server:
+            result = await trio.to_thread.run_sync(run_client, server.target, trips, streams)
+        nursery.cancel_scope.cancel()
+    return result
+
+
+# ---------------------------------------------------------------------------- door
+
+
+class _Stream:
+    """One stream's trio side, as a remote seat's: an inbox, the door, the task's park."""
+
+    def __init__(self, writer: Any) -> None:
+        from arena.server.door import SeatDoor
+
+        self.inbox: deque[Any] = deque()
+        self.door = SeatDoor()
+        self.waiter: trio.lowlevel.Task | None = None
+        self.writer = writer
+
+    def put(self, message: Any) -> None:  # trio thread (RemoteSeat._put's way)
+        self.inbox.append(message)
+        if self.waiter is not None:
+            task, self.waiter = self.waiter, None
+            trio.lowlevel.reschedule(task)
+        elif self.door.waiting:
+            self.door.poke()
+
+    async def serve(self) -> None:  # the referee's stand-in: answer each message
+        try:
+            while True:
+                while not self.inbox:
+                    if not await self.door.wait():
+                        self.waiter = trio.lowlevel.current_task()
+                        await trio.lowlevel.wait_task_rescheduled(self._abort)
+                message = self.inbox.popleft()
+                if message is None:
+                    break
+                self.writer.send_nowait(bp.verdict_for(message))
+        finally:
+            self.door.close()
+            self.writer.close_nowait()
+
+    def _abort(self, _: Any) -> trio.lowlevel.Abort:
+        self.waiter = None
+        return trio.lowlevel.Abort.SUCCEEDED
+
+
+class ThroughDoor(pb_grpc.ArenaServicer):
+    def __init__(self, hop: Any, start: Any) -> None:
+        self.hop = hop  # to trio
+        self.start = start  # (stream) -> None, on the trio thread: starts its task
+
+    async def Play(self, request_iterator: Any, context: Any) -> None:  # type: ignore[override]
+        from arena.server.loop_clock import EAGER_WAKEUP
+        from arena.server.play_writer import PlayWriter
+
+        await context.send_initial_metadata(())
+        writer = PlayWriter[Any](context.write)
+        stream = _Stream(writer)
+        self.hop.call(self.start, stream)
+
+        async def read() -> None:
+            EAGER_WAKEUP.set(True)
+            while True:
+                message = await context.read()
+                stream.door.call(self.hop, stream.put, None if message is EOF else message)
+                if message is EOF:
+                    return
+
+        reader = asyncio.create_task(read())
+        try:
+            await writer.run()
+        finally:
+            reader.cancel()
+
+
+async def serve_door(trips: int, streams: int) -> tuple[float, float]:
+    from arena.server.bridge import GrpcServerConfig, Hop, open_grpc_server
+
+    hop = Hop.to_trio(trio.lowlevel.current_trio_token())
+    async with trio.open_nursery() as nursery:
+        servicer = ThroughDoor(hop, lambda stream: nursery.start_soon(stream.serve))
+        registration = partial(pb_grpc.add_ArenaServicer_to_server, servicer)
+        config = GrpcServerConfig(service_names=("arena.v1.Arena",))
         async with open_grpc_server([registration], config) as server:
             result = await trio.to_thread.run_sync(run_client, server.target, trips, streams)
         nursery.cancel_scope.cancel()
@@ -201,6 +293,8 @@ def serve(structure: str, trips: int, streams: int) -> tuple[float, float]:
         return asyncio.run(serve_guest(trips, streams))
     if structure == "bridge":
         return trio.run(serve_bridge, trips, streams)
+    if structure == "door":
+        return trio.run(serve_door, trips, streams)
     return trio.run(serve_trio_asyncio, trips, streams)
 
 

@@ -100,7 +100,8 @@ class Packed:
         self.field = Nested(message, name)
 
     def __call__(self, values: Iterable[int]) -> bytes:
-        payload = b"".join(map(signed, values))
+        # the table inline: no call per value (hand sizes, points) unless one is past it
+        payload = b"".join([SMALL[v] if 0 <= v < TABLED else signed(v) for v in values])
         return self.field(payload) if payload else b""
 
 

@@ -7,6 +7,7 @@ module (tests/pgkit.py; skipped, naming the package, where PostgreSQL is missing
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -155,6 +156,36 @@ def test_the_store_on_both_databases(database: str) -> None:
     store.finish_event("ladder")  # a continuous ladder ends only when told
     assert [m.index for m in store.matches("ladder")] == [0]  # the unplayed one dropped
     assert sorted(e.name for e in store.events(FINISHED)) == ["ladder", "sw"]
+    store.close()
+
+
+def test_the_last_two_matches_ending_at_once_end_the_event(database: str) -> None:
+    """The lobby's match watchers write each result from a thread of their own, so the
+    last two matches of a ladder's table (played side by side) can finish at the same
+    moment: each transaction must still see the other's, or neither ends the event (seen
+    on PostgreSQL: the event stayed running with every match finished)."""
+    store = open_store(database)
+    for name in "abcd":
+        store.add_bot(name, "me")
+    for race in range(12):
+        name = f"cup{race}"
+        store.create_event(name, "round-robin", {}, round_robin(list("abcd"), duplicate=False))
+        matches = store.matches(name)
+        for m in matches:
+            store.mark_running(name, m.index, f"m-{race}-{m.index}")
+        store.mark_finished(name, matches[0].index, FINISHED, "r", {"winner": 0})
+        together = threading.Barrier(2)
+
+        def finish(index: int, name: str = name, together: threading.Barrier = together) -> None:
+            together.wait()
+            store.mark_finished(name, index, FINISHED, "r", {"winner": 1})
+
+        threads = [threading.Thread(target=finish, args=(m.index,)) for m in matches[1:]]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert store.event(name).state == FINISHED, race
     store.close()
 
 

@@ -285,8 +285,15 @@ class Store:
     ) -> None:
         """``state``: finished, cancelled or failed; the event ends with its last match
         (a Swiss event after its last round; a ladder of N matches after N; a continuous
-        ladder, ``matches`` 0, only by :meth:`finish_event`)."""
+        ladder, ``matches`` 0, only by :meth:`finish_event`).
+
+        The event's row is locked first, so that two of its matches finishing at once (the
+        lobby's watchers each write from a thread of their own) count each other: under
+        PostgreSQL's READ COMMITTED each transaction would otherwise count the other's
+        match as still running, and neither would end the event (SQLite serializes
+        writers anyway)."""
         with self._tx() as db:
+            db.execute(_q("UPDATE events SET state = state WHERE name = :name"), {"name": event})
             db.execute(
                 _q(
                     "UPDATE event_matches SET state = :state, record = :record, "

@@ -67,14 +67,7 @@ def play(
                 action = options[pick % len(options)]
             verdict = match.check(seat, action)
             if not verdict.legal:
-                size = len(match.events)
-                try:
-                    match.answer(seat, action)
-                except IllegalPlay as exc:
-                    assert exc.reason == verdict.reason
-                else:
-                    raise AssertionError(f"{action} was applied, yet check said illegal")
-                assert len(match.events) == size
+                assert_refused(match, seat, action, verdict.reason)
                 action = match.fallback(seat)
                 assert match.check(seat, action).legal
             events = match.answer(seat, action)
@@ -82,6 +75,18 @@ def play(
             if after is not None:
                 after(match, decision, action, events)
     return match, applied
+
+
+def assert_refused(match: MatchMachine, seat: int, action: Action, reason: str) -> None:
+    """An answer judged illegal is refused with the judge's reason, and nothing is applied."""
+    size = len(match.events)
+    try:
+        match.answer(seat, action)
+    except IllegalPlay as exc:
+        assert exc.reason == reason
+    else:
+        raise AssertionError(f"{action} was applied, yet judged illegal")
+    assert len(match.events) == size
 
 
 @EXAMPLES

@@ -154,12 +154,8 @@ class Handouts:
 
     def give(self, decision: Decision, snap: DealSnapshot) -> FallbackBasis:
         """A new basis for ``decision`` from ``snap`` (the current snapshot), kept."""
-        seat = decision.seat
-        basis = FallbackBasis(
-            decision, snap.hands[seat], snap.order, snap.lead_units, snap.dealer,
-            snap.leader, snap.plays,
-        )  # fmt: skip  (FallbackBasis.of, without its frame)
-        self._given[seat] = (snap, basis)
+        basis = FallbackBasis.of(decision, snap)
+        self._given[decision.seat] = (snap, basis)
         return basis
 
     def valid(self, decision: Decision, snap: DealSnapshot | None) -> FallbackBasis | None:

@@ -169,7 +169,7 @@ class SeatWire:
         # made on the gRPC thread's loop: when an answer surely reached it (loop_clock)
         self.clock: IterationClock | None = running_clock()
         # the kernel's receive time on the bot's TCP connection (receive_clock)
-        self.receipt: Receipt | None = receipt_for(peer) if peer else None
+        self.receipt: Receipt | None = receipt_for(peer)
 
     def encode(self, item: Outgoing) -> bytes:
         """``item`` as the bytes to write (the Play stream writes bytes as they are). A

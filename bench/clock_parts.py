@@ -1,4 +1,4 @@
-"""Where a thinking bot's charged time goes under load: one decision, six timestamps.
+"""Where a thinking bot's charged time goes under load: one decision, seven timestamps.
 
 A load level as ``bench/remote.py``'s (N matches of zero-think fallback bots in two client
 processes — Python, or ``--bot cpp`` — plus 8 probe matches whose bots think 5 ms in a
@@ -9,6 +9,9 @@ processes of one machine):
   a  the request handed to gRPC for writing (the edge clock's start, ``SeatWire.encode``)
   c  the bot's read returned            d  the bot's think ended (its 5 ms sleep)
   e  the bot's write returned           f  the server's read returned (``SeatWire.answer``)
+  r  the kernel's receive time on the connection, read at f (``TCP_INFO``, ±1 tick): e→r
+     is the bot's side (its gRPC stack putting the answer on the wire, or later data of
+     its own: a reply to a ping the server sent after the request, counted apart)
   g  the referee had the answer (``RemoteSeat.ask`` returned on the trio thread)
 
 plus the arrival bound of :mod:`arena.server.loop_clock` taken at ``f``. Prints p50, p90,
@@ -43,6 +46,7 @@ from remote_level import BOTS, PROBES, THINK_MS, bot_argv
 from arena.cli.logs import configure_logging
 from arena.referee import TimeControl
 from arena.rules import RuleSet
+from arena.server import receive_clock
 from arena.server.app import open_arena_server
 from arena.server.host import MatchSpec
 from arena.server.limits import Limits
@@ -62,10 +66,15 @@ class Marks:
     bound: dict[Key, float] = dataclasses.field(default_factory=dict)  # loop_clock's arrival
     g: dict[Key, float] = dataclasses.field(default_factory=dict)
     charged: dict[Key, float] = dataclasses.field(default_factory=dict)
+    # the kernel's receive time on the connection at the read (None: not known)
+    receipt: dict[Key, float | None] = dataclasses.field(default_factory=dict)
+    # the server's last data sent on the connection at the read (e.g. a ping after the request)
+    sent: dict[Key, float | None] = dataclasses.field(default_factory=dict)
     match_of: dict[int, str] = dataclasses.field(default_factory=dict)  # id(cache) → match
 
 
 MARKS = Marks()
+TICK = receive_clock.measure_jiffy() or 0.0  # s: the kernel's tick, TCP_INFO's unit
 
 
 def instrument() -> None:
@@ -90,6 +99,10 @@ def instrument() -> None:
             key = (MARKS.match_of[id(self.cache)], msg.action.seq)
             MARKS.f[key] = read
             MARKS.bound[key] = self.clock.arrived() if self.clock is not None else read
+            at = self.receipt.at() if self.receipt is not None else None
+            jiffy = self.receipt._clock.jiffy if self.receipt is not None else None
+            MARKS.receipt[key] = None if at is None or jiffy is None else at + jiffy
+            MARKS.sent[key] = last_sent(self)
         return answer(self, msg)
 
     async def ask_(self: RemoteSeat, seq: int, *args: Any) -> Any:
@@ -103,6 +116,23 @@ def instrument() -> None:
     SeatWire.encode = encode_  # type: ignore[method-assign]
     SeatWire.answer = answer_  # type: ignore[method-assign]
     RemoteSeat.ask = ask_  # type: ignore[method-assign]
+
+
+def last_sent(wire: SeatWire) -> float | None:
+    """When the server last sent data on ``wire``'s connection (perf_counter s, ±1 tick)."""
+    import socket
+
+    fd = getattr(wire.receipt, "_fd", None)
+    if fd is None:
+        return None
+    sock = socket.socket(fd[1], socket.SOCK_STREAM, 0, fileno=fd[0])
+    try:
+        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    except OSError:
+        return None
+    finally:
+        sock.detach()
+    return time.perf_counter() - int.from_bytes(info[44:48], sys.byteorder) / 1000
 
 
 def thread_waits() -> dict[str, tuple[float, float]]:
@@ -163,18 +193,29 @@ async def level(n: int, spawner: Spawner, trace: Path, bot: str) -> dict[str, li
         )
         await spawner.wait_all(procs, timeout=60)
         match_of_token = {t: h.id for h in probes for t in h.tokens if t}
-    gaps: dict[str, list[float]] = {k: [] for k in GAPS}
+    gaps: dict[str, list[float]] = {k: [] for k in (*GAPS, "pinged")}
+    pings = 0
+    missing = 0  # decisions whose connection's receive time was not known (read time used)
     for token, seq, c, d, e in json.loads(trace.read_text()):
         key = (match_of_token[token], seq)
         m = MARKS
         if not all(key in x for x in (m.a, m.f, m.g, m.bound, m.charged)):
             continue
         a, f, g = m.a[key], m.f[key], m.g[key]
+        r = m.receipt.get(key)
+        p = m.sent.get(key)
+        pinged = p is not None and p - TICK > c  # the server sent more after the bot's read
+        pings += pinged
+        if r is None:
+            missing += 1
+            r = f
         row = {
             "a→c to bot": c - a,
             "c→d think": d - c,
             "d→e bot write": e - d,
             "e→f to server": f - e,
+            "e→r bot's send": r - e,
+            "r→f server's read": f - r,
             "f→g to referee": g - f,
             "f − arrival bound": f - m.bound[key],
             "own (c→e)": e - c,
@@ -187,6 +228,8 @@ async def level(n: int, spawner: Spawner, trace: Path, bot: str) -> dict[str, li
         }
         for name, value in row.items():
             gaps[name].append(value)
+        gaps["pinged"].append(float(pinged))
+    gaps["no receipt"] = [float(missing)]
     return gaps
 
 
@@ -195,6 +238,8 @@ GAPS = (
     "c→d think",
     "d→e bot write",
     "e→f to server",
+    "e→r bot's send",
+    "r→f server's read",
     "f→g to referee",
     "f − arrival bound",
     "own (c→e)",
@@ -217,11 +262,23 @@ def show(n: int, gaps: dict[str, list[float]]) -> None:
             continue
         q = [xs[min(len(xs) - 1, int(len(xs) * p))] for p in (0.5, 0.9, 0.99)]
         print(f"  {name:<18}" + "".join(f"{x * 1e3:>8.1f}" for x in (*q, xs[-1])))
-    order = sorted(range(count), key=lambda i: gaps["charged, read"][i])[-5:]
+    for worst in ("charged, read", "charged − own"):
+        order = sorted(range(count), key=lambda i: gaps[worst][i])[-5:]
+        print(
+            f"  the 5 largest '{worst}': "
+            + "; ".join("/".join(f"{gaps[k][i] * 1e3:.0f}" for k in GAPS[:8]) for i in order)
+            + "  (a→c/c→d/d→e/e→f/e→r/r→f/f→g/f−bound)"
+        )
+    over = [i for i in range(count) if gaps["charged − own"][i] > 0.02]
     print(
-        "  the 5 slowest reads: "
-        + "; ".join("/".join(f"{gaps[k][i] * 1e3:.0f}" for k in GAPS[:6]) for i in order)
-        + "  (a→c/c→d/d→e/e→f/f→g/f−bound)"
+        f"  decisions where the server sent data after the bot read its request (a ping?): "
+        f"{sum(gaps['pinged']):.0f} of {count}; of the {len(over)} charged over 20 ms beyond "
+        f"their own time: {sum(gaps['pinged'][i] for i in over):.0f}"
+    )
+    print(
+        f"  r: the kernel's receive time on the connection at the read (±1 tick); "
+        f"not known for {gaps['no receipt'][0]:.0f} decisions (r = f there); "
+        f"the tick as the server measured it: {tick()}"
     )
     own = max(gaps["own (c→e)"], default=0.0)
     for how in ("charged, read", "charged, loop", "charged"):
@@ -236,6 +293,11 @@ async def main(levels: list[int], bot: str) -> None:
         for n in levels:
             show(n, await level(n, spawner, Path(tmp) / f"trace{n}.json", bot))
     print(f"load average after: {load()}")
+
+
+def tick() -> str:
+    measured = receive_clock._JIFFY[0] if receive_clock._JIFFY else None
+    return "not measured" if measured is None else f"{measured * 1e3:g} ms"
 
 
 def load() -> str:

@@ -12,6 +12,7 @@ bot that thinks 0.1 s is charged ~0.145 s); it is charged its thinking.
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
 import statistics
@@ -20,6 +21,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -31,6 +33,7 @@ from arena.server import receive_clock
 from arena.server.app import open_arena_server
 from arena.server.host import MatchSpec
 from arena.server.receive_clock import Receipt, ReceiveClock, measure_jiffy, parse_peer
+from arena.server.wire import SeatWire
 
 JIFFY = measure_jiffy()
 needs_tcp_info = pytest.mark.skipif(JIFFY is None, reason="no TCP_INFO here (Linux only)")
@@ -57,6 +60,34 @@ def connection() -> Iterator[tuple[socket.socket, socket.socket, str]]:
         conn, _ = server.accept()
         with client, conn:
             yield client, conn, f"ipv4:127.0.0.1:{client.getsockname()[1]}"
+
+
+@needs_tcp_info
+def test_the_tick_is_the_unit_the_receive_time_counts_in(
+    connection: tuple[socket.socket, socket.socket, str],
+) -> None:
+    """``tcpi_last_data_recv`` steps by whole ticks: no two of its readings differ by
+    less than the tick :func:`measure_jiffy` gives (a millisecond of rounding for a tick
+    that is not a whole number of them, HZ=300), and it reads it from the kernel, not by
+    timing: a preempted measurer cannot inflate it."""
+    client, conn, _ = connection
+    assert JIFFY is not None
+    tick_ms = JIFFY * 1000
+    client.sendall(b"x")
+    seen = [0]
+    give_up = time.monotonic() + 6 * JIFFY
+    while time.monotonic() < give_up:
+        info = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+        since = int.from_bytes(info[52:56], sys.byteorder)
+        if since != seen[-1]:
+            seen.append(since)
+        time.sleep(0.0002)
+    steps = [b - a for a, b in itertools.pairwise(seen)]
+    assert len(steps) >= 2, seen  # six ticks of waiting moved it
+    assert min(steps) >= tick_ms - 1, (seen, tick_ms)
+    busy = time.monotonic() + 0.05
+    while time.monotonic() < busy:  # a measurer that would be preempted: no matter
+        assert measure_jiffy() == JIFFY
 
 
 @needs_tcp_info
@@ -149,9 +180,9 @@ def _grpc_threads() -> list[int]:
     return found
 
 
-async def _thinker(target: str, token: str) -> None:
+async def _thinker(target: str, token: str, *how: str) -> None:
     env = {**os.environ, "ARENA_SERVER": target, "ARENA_TOKEN": token}
-    argv = [sys.executable, str(HOSTILE / "thinker.py"), str(THINK)]
+    argv = [sys.executable, str(HOSTILE / "thinker.py"), str(THINK), *how]
     await trio.run_process(argv, env=env, stdout=subprocess.DEVNULL)
 
 
@@ -186,3 +217,45 @@ async def test_an_answer_held_in_grpc_s_threads_is_not_charged() -> None:
     assert len(charged) >= 10 and not [f for f in referee.faults if f.seat == 1]
     # charged its thinking: at most a tick or two less (the kernel's clock), not more
     assert THINK - 0.012 <= statistics.median(charged) <= THINK + 0.01, sorted(charged)
+
+
+# ------------------------------------------------------------- nothing sent while it thinks
+
+
+@pytest.mark.slow
+@needs_tcp_info
+async def test_the_server_sends_a_thinking_bot_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The receipt is the connection's latest data, so anything the bot's stack sends after
+    its answer dates the answer late. A bot's stack sends by itself only in reply to the
+    server (a ping's acknowledgement, a window update), so the server sends nothing on the
+    connection between a request and the answer's read. gRPC's bandwidth-delay probe
+    would: a ping each time the bot's data arrives (grpc_thread: ``bdp_probe`` off). The
+    bot here sends no pings of its own, which the server would acknowledge."""
+    seen: list[tuple[float, float]] = []  # (the request's write, the server's last send)
+    answer = SeatWire.answer
+
+    def watched(wire: SeatWire, message: Any) -> Any:
+        fd = getattr(wire.receipt, "_fd", None)  # the connection, once the receipt found it
+        if fd is not None and message.WhichOneof("kind") == "action":
+            sock = socket.socket(fd[1], socket.SOCK_STREAM, 0, fileno=fd[0])
+            try:
+                info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+            finally:
+                sock.detach()
+            since = int.from_bytes(info[44:48], sys.byteorder) / 1000  # tcpi_last_data_sent
+            seen.append((wire.sent_at, time.perf_counter() - since))
+        return answer(wire, message)
+
+    monkeypatch.setattr(SeatWire, "answer", watched)
+    local = {s: make_bot("random", s) for s in (0, 2, 3)}
+    spec = MatchSpec(RuleSet.from_mapping({"deals": 1}), 3, TC, FaultPolicy(), local=local)
+    async with open_arena_server() as server:
+        hosted = server.host.create(spec)
+        with trio.fail_after(120):
+            await _thinker(server.target, hosted.tokens[1], "quiet")
+            await hosted.done.wait()
+    assert len(seen) >= 10
+    assert JIFFY is not None
+    # the request itself leaves at once; nothing later (its thinking is 0.1 s)
+    late = [last - wrote for wrote, last in seen if last - wrote > THINK / 2 + JIFFY]
+    assert not late, late

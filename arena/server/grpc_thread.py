@@ -47,6 +47,12 @@ def _default_options() -> tuple[tuple[str, int], ...]:
         ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),
         # Binding a port already in use must fail, not share it silently (Linux).
         ("grpc.so_reuseport", 0),
+        # No bandwidth-delay probing: it pings a bot whenever its data arrives, and the
+        # bot's acknowledgement, arriving after its answer, would date the answer's
+        # receipt (receive_clock: the connection's latest data) late, charging the bot
+        # for the server's delay in reading it. It only grows the window for data sent
+        # to the server, which is a bot's small answers (bench/clock_parts.py).
+        ("grpc.http2.bdp_probe", 0),
     )
 
 

@@ -12,7 +12,10 @@ The kernel keeps one: ``TCP_INFO``'s ``tcpi_last_data_recv`` is the time since t
 data segment arrived on the connection, set in the receive path (for loopback, in the
 sender's own ``write``). Read where the answer is read, it dates the answer's last byte —
 or a later segment on the same connection (another stream's message, an HTTP/2 ping
-acknowledgement), which makes it later, never earlier. It counts in jiffies (4 ms here),
+acknowledgement), which makes it later, never earlier. A bot's gRPC stack sends such
+segments by itself only in reply to the server, so the server sends nothing while a bot
+thinks: no bandwidth-delay pings (:mod:`arena.server.grpc_thread`); its keepalive ping,
+every 20 s, is the one exception. It counts in jiffies (4 ms here, :func:`measure_jiffy`),
 so one jiffy is taken off: the result is never later than the answer's arrival. The
 charge takes the earlier of this and the loop's bound (:meth:`SeatWire.answer`), so it
 is never more than the loop's bound alone gave, and a bot cannot move it earlier than
@@ -35,6 +38,7 @@ import asyncio
 import os
 import socket
 import struct
+import sys
 import time
 import weakref
 
@@ -43,6 +47,8 @@ TRIES = 8  # answers a stream's connection is looked for before it is given up (
 _TCP_INFO_BYTES = 104
 _LAST_DATA_RECV = struct.Struct("=I")  # tcpi_last_data_recv (ms), at offset 52
 _OFFSET = 52
+_CLOCK_MONOTONIC_COARSE = 6  # <linux/time.h>; not in Python's time module
+_LONGEST_TICK = 0.05  # s: HZ is 100 or more on Linux; anything else is not a tick
 
 Peer = tuple[str, int]  # (host, port) of the far end
 
@@ -98,33 +104,19 @@ def _peer_of(fd: int, family: int) -> tuple[Peer, int] | None:
 
 
 def measure_jiffy() -> float | None:
-    """The kernel's tick in seconds, as ``tcpi_last_data_recv`` counts it: the first
-    non-zero value after a byte arrives on a fresh loopback connection (None: no
-    ``TCP_INFO`` here). Takes up to one tick."""
-    if not hasattr(socket, "TCP_INFO"):
+    """The kernel's tick in seconds, the unit ``tcpi_last_data_recv`` counts in (None: no
+    ``TCP_INFO`` here). Linux gives it as the resolution of its coarse clocks, which read
+    the same ``jiffies``: exact and instant. (It was once timed as the first non-zero
+    ``tcpi_last_data_recv`` after a byte on a fresh connection; a server that first
+    asked with a thousand bots connecting was preempted past a tick or two and measured
+    12 ms for a 4 ms tick, dating every answer 8 ms early: ``bench/clock_parts.py``.)"""
+    if not hasattr(socket, "TCP_INFO") or sys.platform != "linux":
         return None
     try:
-        with socket.create_server(("127.0.0.1", 0)) as server:
-            client = socket.create_connection(server.getsockname()[:2], timeout=1)
-            conn, _ = server.accept()
-            with client, conn:
-                client.sendall(b"x")
-                return _first_tick(conn)
+        tick = time.clock_getres(_CLOCK_MONOTONIC_COARSE)
     except OSError:
         return None
-
-
-def _first_tick(conn: socket.socket) -> float | None:
-    give_up = time.monotonic() + 0.5
-    while time.monotonic() < give_up:
-        info = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_BYTES)
-        if len(info) < _OFFSET + 4:
-            return None
-        since: int = _LAST_DATA_RECV.unpack_from(info, _OFFSET)[0]
-        if since:
-            return since / 1000
-        time.sleep(0.0002)
-    return None
+    return tick if 0 < tick <= _LONGEST_TICK else None
 
 
 class ReceiveClock:

@@ -15,7 +15,8 @@ or a later segment on the same connection (another stream's message, an HTTP/2 p
 acknowledgement), which makes it later, never earlier. A bot's gRPC stack sends such
 segments by itself only in reply to the server, so the server sends nothing while a bot
 thinks: no bandwidth-delay pings (:mod:`arena.server.grpc_thread`); its keepalive ping,
-every 20 s, is the one exception. It counts in jiffies (4 ms here, :func:`measure_jiffy`),
+once in 5 minutes, is the one exception (an answer it follows is charged no more than
+the loop's bound gives). It counts in jiffies (4 ms here, :func:`measure_jiffy`),
 so one jiffy is taken off: the result is never later than the answer's arrival. The
 charge takes the earlier of this and the loop's bound (:meth:`SeatWire.answer`), so it
 is never more than the loop's bound alone gave, and a bot cannot move it earlier than

@@ -196,7 +196,7 @@ async def level(n: int, spawner: Spawner, trace: Path, bot: str) -> dict[str, li
     gaps: dict[str, list[float]] = {k: [] for k in (*GAPS, "pinged")}
     pings = 0
     missing = 0  # decisions whose connection's receive time was not known (read time used)
-    for token, seq, c, d, e in json.loads(trace.read_text()):
+    for token, seq, c, d, e, *_ in json.loads(trace.read_text()):
         key = (match_of_token[token], seq)
         m = MARKS
         if not all(key in x for x in (m.a, m.f, m.g, m.bound, m.charged)):

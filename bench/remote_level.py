@@ -28,7 +28,9 @@ import resource
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +141,7 @@ class Played:
     finished: bool = False
     latencies: list[float] = dataclasses.field(default_factory=list)  # s, accepted answers
     cycles: list[float] = dataclasses.field(default_factory=list)  # s, request → next request
+    charged: dict[int, float] = dataclasses.field(default_factory=dict)  # seq → s, accepted
 
 
 def read_record(path: Path) -> tuple[str, Played]:
@@ -159,6 +162,7 @@ def read_record(path: Path) -> tuple[str, Played]:
                 played.faults += 1
             elif item.get("verdict") == "accepted":
                 played.latencies.append(item["latency_ms"] / 1000)
+                played.charged[item["seq"]] = item["latency_ms"] / 1000
                 answered.append((item["requested_at_ms"] / 1000, item["latency_ms"] / 1000))
         elif kind == "header":
             match_id = item.get("match_id", match_id)
@@ -173,6 +177,26 @@ def read_record(path: Path) -> tuple[str, Played]:
         if j < len(requests):
             played.cycles.append(requests[j] - at)
     return match_id, played
+
+
+def beyond_own(trace: Path, played_by: dict[str, Played]) -> list[float]:
+    """Sorted, per probe decision: what it was charged (its record) minus its time on the
+    thinker's machine, from its request's arrival to its answer's departure by that
+    machine's kernel (``fallback_bot.py --trace``): the referee's share of the charge.
+    Both kernel times are read to the tick (±1 each), so two ticks are added against the
+    referee: what is left is never too small, and up to four ticks too large."""
+    try:
+        rows = json.loads(trace.read_text())
+    except (OSError, ValueError):
+        return []
+    tick = time.clock_getres(6) if sys.platform == "linux" else 0.0  # CLOCK_MONOTONIC_COARSE
+    out = []
+    for token, seq, *_, arrived, departed in rows:
+        charged = played_by[token].charged.get(seq) if token in played_by else None
+        if charged is None or arrived is None or departed is None:
+            continue
+        out.append(charged - (departed - arrived) + 2 * tick)
+    return sorted(out)
 
 
 def pct(ordered: list[float], q: float) -> float:
@@ -337,7 +361,9 @@ async def _play_level(
         for at, share in bulk_shares(hosted, target, dial)
     ]
     thinkers = "\n".join(t for h in probes for t in h.seat_tokens)
-    thinker_argv = pinned([*bot_argv("python", target), "--think-ms", str(THINK_MS)], bot_cpus)
+    trace = records.parent / "probes.json"  # the thinkers' own timestamps, kernel's included
+    thinking_ = ["--think-ms", str(THINK_MS), "--trace", str(trace)]
+    thinker_argv = pinned([*bot_argv("python", target), *thinking_], bot_cpus)
     procs.append(spawner.spawn(thinker_argv, stdin=thinkers))
     sampler = Sampler(server.pid, records, n + PROBES)
     started = trio.current_time()
@@ -383,6 +409,10 @@ async def _play_level(
     if finished < n:
         notes.append(f"{n - finished} of {n} matches did not finish")
     thinker = tallies[-1] if len(tallies) == 3 else {}
+    by_token = {
+        t: played[h.match_id] for h in probes if h.match_id in played for t in h.seat_tokens
+    }
+    beyond = beyond_own(trace, by_token)
     decisions = sum(p.decisions for p in bulk)
     first = sampler.first_running_at if sampler.first_running_at is not None else started
     return {
@@ -406,6 +436,10 @@ async def _play_level(
         "think_p99": thinker.get("think_p99", float("nan")),
         "think_max": thinker.get("think_max", float("nan")),
         "allowance": getattr(TimeControl(), "allowance_ms", 50) / 1000,  # server default
+        "beyond_p50": pct(beyond, 0.5),
+        "beyond_p99": pct(beyond, 0.99),
+        "beyond_max": beyond[-1] if beyond else float("nan"),
+        "beyond_n": len(beyond),
         "cpu_server": cpu_server,
         "cpu_clients": cpu_bots,
         "processes": len(pids),

@@ -13,6 +13,7 @@ bot that thinks 0.1 s is charged ~0.145 s); it is charged its thinking.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import socket
 import statistics
@@ -38,6 +39,7 @@ from arena.server.wire import SeatWire
 JIFFY = measure_jiffy()
 needs_tcp_info = pytest.mark.skipif(JIFFY is None, reason="no TCP_INFO here (Linux only)")
 HOSTILE = Path(__file__).resolve().parent / "hostile"
+FALLBACK_BOT = Path(__file__).resolve().parents[1] / "bench" / "bots" / "fallback_bot.py"
 
 
 def test_peers_are_read_from_grpc_s_peer_strings() -> None:
@@ -259,3 +261,40 @@ async def test_the_server_sends_a_thinking_bot_nothing(monkeypatch: pytest.Monke
     # the request itself leaves at once; nothing later (its thinking is 0.1 s)
     late = [last - wrote for wrote, last in seen if last - wrote > THINK / 2 + JIFFY]
     assert not late, late
+
+
+# ------------------------------------------------------------- a thinker's whole time
+
+
+@pytest.mark.slow
+@needs_tcp_info
+async def test_a_thinker_is_charged_its_time_on_its_machine(tmp_path: Path) -> None:
+    """Four seats of the benchmark's thinking bot (``bench/bots/fallback_bot.py``: one
+    process, a connection each, 20 ms of thinking), which notes by its own kernel when
+    each request arrived and each answer left: the referee charges each decision that
+    time, to the kernel's ticks (both ends read to a tick, the charge a tick or two in
+    the bot's favour). The bench's fair-clock verdict (``bench/remote.py``) rests on it."""
+    assert JIFFY is not None
+    spec = MatchSpec(RuleSet.from_mapping({"deals": 1}), 7, TC, FaultPolicy())
+    trace = tmp_path / "trace.json"
+    async with open_arena_server() as server:
+        hosted = server.host.create(spec)
+        argv = [sys.executable, str(FALLBACK_BOT), "--server", server.target,
+                "--tokens-file", "-", "--think-ms", "20", "--trace", str(trace)]  # fmt: skip
+        tokens = "\n".join(hosted.tokens) + "\n"
+        with trio.fail_after(120):
+            await trio.run_process(argv, stdin=tokens.encode(), stdout=subprocess.DEVNULL)
+            await hosted.done.wait()
+    referee = hosted.referee
+    assert referee is not None and not referee.faults
+    rows = json.loads(trace.read_text())
+    for seat, token in enumerate(hosted.tokens):
+        mine = sorted((row for row in rows if row[0] == token), key=lambda row: row[1])
+        charged = referee.latencies[seat]
+        assert len(mine) == len(charged) >= 5
+        for (_, seq, read, _, _, arrived, departed), paid in zip(mine, charged, strict=True):
+            assert arrived is not None and departed is not None, seq  # its connection found
+            assert arrived <= read + JIFFY  # in its kernel before its Python read it
+            own = departed - arrived
+            assert own >= 0.02 - 2 * JIFFY, (seq, own)  # its thinking, at least
+            assert own - 4 * JIFFY - 0.002 <= paid <= own + 2 * JIFFY + 0.002, (seq, paid, own)

@@ -7,7 +7,13 @@ when the protocol it was built with has it, unless ``--every-verdict``. With
 read → its answer's write returned (the sleep, its lateness on this process's loop, the
 write: all this process spent on the decision), reported as ``think_p50``/``think_p99``/
 ``think_max`` (seconds) so that the load benchmark can set what it was charged against
-it; ``--trace FILE`` writes each answer's timestamps (bench/clock_parts.py).
+it; ``--trace FILE`` writes each answer's timestamps (bench/clock_parts.py, bench/remote.py):
+besides this process's, its own kernel's, read from ``TCP_INFO`` on the seat's connection
+(``tcpi_last_data_recv`` when it reads a request: the request's arrival; the next time,
+``tcpi_last_data_sent``: its answer's departure), so that what it was charged can be set
+against all the time the decision was on this machine, its waits for a CPU included (a
+thinker beside a thousand busy bots waits a hundred milliseconds to read at times). To
+tell its connection from the others, a tracing process opens its streams one at a time.
 
 One process can play one seat (``--token``, as ``arena match`` launches bots) or many
 (``--tokens-file``, one token per line, ``-`` for stdin: each gets its own stream and its own TCP
@@ -31,6 +37,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -42,7 +49,12 @@ from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 EOF_MARK: object = grpc.aio.EOF
-CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1)]  # one TCP connection per seat
+CHANNEL_OPTIONS = [
+    ("grpc.use_local_subchannel_pool", 1),  # one TCP connection per seat
+    # no bandwidth-delay pings: one sent after an answer would date its arrival late
+    # (docs/protocol.md, "Time per decision")
+    ("grpc.http2.bdp_probe", 0),
+]
 # the verdict mode asked for (None: the protocol this bot was built with predates it)
 FAULTS_ONLY = getattr(pb, "VERDICT_FAULTS_ONLY", None)
 
@@ -59,8 +71,9 @@ class Tally:
     redirects: int = 0  # seats sent on to a worker by the front
     errors: list[str] = field(default_factory=list)
     thinks: list[float] = field(default_factory=list)  # s, with --think-ms
-    # with --trace: (token, seq, read returned, think ended, write returned), perf_counter s
-    trace: list[tuple[str, int, float, float, float]] = field(default_factory=list)
+    # with --trace: (token, seq, read returned, think ended, write returned, the request's
+    # arrival and the answer's departure by this machine's kernel or None), perf_counter s
+    trace: list[list[Any]] = field(default_factory=list)
 
 
 def open_channel(server: str) -> grpc.aio.Channel:
@@ -73,10 +86,53 @@ def open_channel(server: str) -> grpc.aio.Channel:
     return grpc.aio.secure_channel(server, credentials, options=CHANNEL_OPTIONS)
 
 
+TICK = time.clock_getres(6) if sys.platform == "linux" else 0.0  # CLOCK_MONOTONIC_COARSE
+
+
+def tcp_sockets() -> dict[int, str]:
+    """This process's TCP socket descriptors and their inodes (``socket:[…]``), by /proc
+    (gRPC's own wake-up socket pairs left out)."""
+    found = {}
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                link = os.readlink(f"/proc/self/fd/{name}")
+                if link.startswith("socket:") and is_tcp(int(name)):
+                    found[int(name)] = link
+    return found
+
+
+def is_tcp(fd: int) -> bool:
+    sock = socket.socket(fileno=fd)  # its family and type read from the descriptor
+    try:
+        return sock.family in (socket.AF_INET, socket.AF_INET6) and sock.type == socket.SOCK_STREAM
+    finally:
+        sock.detach()
+
+
+def kernel_times(fd: int) -> tuple[float, float] | None:
+    """(when data last arrived, when data last left) on the TCP socket ``fd``, perf_counter
+    s, to the kernel's tick; None if it is no TCP socket (any more)."""
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError:
+        return None
+    try:
+        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    except OSError:
+        return None
+    finally:
+        sock.detach()  # gRPC's descriptor: never closed here
+    now = time.perf_counter()
+    sent, received = (int.from_bytes(info[i : i + 4], sys.byteorder) for i in (44, 52))
+    return now - received / 1000, now - sent / 1000
+
+
 SEAT_ADDRESS = "arena-seat-address"  # trailing metadata of a redirected Play (workers)
 MAX_MOVES = 3  # redirects followed for one seat before it gives up
 OPENING = 64  # streams of one process opening at once (a load level opens hundreds)
 OPEN_FOR = 60.0  # seconds a seat keeps trying to open its stream on an overloaded server
+TRACE_OPENING = asyncio.Lock()  # a tracing process opens one stream at a time
 
 
 async def play(
@@ -127,10 +183,18 @@ async def seat(
     hundreds of seats in one process, an overloaded server can fail a connection that a
     second try gets (bench/remote.py's 250-match level)."""
     give_up = time.monotonic() + OPEN_FOR
+    fd: int | None = None  # the seat's connection, when tracing
     while True:
         try:
             async with opening or contextlib.nullcontext():
-                channel, call = await open_stream(server, token, every)
+                if trace:  # one at a time: the socket that appears is this seat's
+                    async with TRACE_OPENING:
+                        before = tcp_sockets()
+                        channel, call = await open_stream(server, token, every)
+                        new = set(tcp_sockets().items()) - set(before.items())
+                        fd = new.pop()[0] if len(new) == 1 else None
+                else:
+                    channel, call = await open_stream(server, token, every)
             break
         except (grpc.RpcError, asyncio.InvalidStateError) as exc:
             moved = moved_to(exc) if isinstance(exc, grpc.RpcError) else None
@@ -145,11 +209,16 @@ async def seat(
     async with channel:
         try:
             tally.streams += 1
+            last: list[Any] | None = None  # the latest trace row: its departure comes next
             while True:
                 message = await call.read()
                 if message is EOF_MARK:
                     break
                 read_at = time.perf_counter()
+                kernel = kernel_times(fd) if fd is not None else None
+                if last is not None and kernel is not None:
+                    last[6] = kernel[1]  # nothing was sent since that answer
+                last = None
                 kind = message.WhichOneof("kind")
                 if getattr(message, "accepted_seq", 0):
                     tally.acks += 1
@@ -167,7 +236,9 @@ async def seat(
                     if think:  # its own time: the request read to the answer handed over
                         tally.thinks.append(written_at - read_at)
                     if trace:
-                        tally.trace.append((token, request.seq, read_at, thought_at, written_at))
+                        arrived = kernel[0] if kernel is not None else None
+                        last = [token, request.seq, read_at, thought_at, written_at, arrived, None]
+                        tally.trace.append(last)
                     tally.requests += 1
                     tally.request_bytes += message.ByteSize()
                     tally.action_bytes += answer.ByteSize()

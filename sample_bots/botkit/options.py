@@ -22,6 +22,10 @@ from google.protobuf.message import Message
 from arena.v1 import arena_pb2 as pb
 
 CLIENTS = ("asyncio", "sync")
+# No bandwidth-delay pings: the referee dates an answer by the connection's latest data,
+# and a ping gRPC sends after an answer would date it, and so the time charged, late
+# (docs/protocol.md, "Time per decision"). Answers are small: the window never matters.
+CHANNEL_OPTIONS = (("grpc.http2.bdp_probe", 0),)
 
 
 @dataclass(frozen=True)
@@ -43,14 +47,14 @@ class TlsFiles:
     def channel(self, server: str) -> grpc.Channel:
         """A blocking channel (the sync client)."""
         if not self.enabled:
-            return grpc.insecure_channel(server)
-        return grpc.secure_channel(server, self._credentials())
+            return grpc.insecure_channel(server, CHANNEL_OPTIONS)
+        return grpc.secure_channel(server, self._credentials(), CHANNEL_OPTIONS)
 
     def aio_channel(self, server: str) -> grpc.aio.Channel:
         """An asyncio channel (the asyncio client); call in a running event loop."""
         if not self.enabled:
-            return grpc.aio.insecure_channel(server)
-        return grpc.aio.secure_channel(server, self._credentials())
+            return grpc.aio.insecure_channel(server, CHANNEL_OPTIONS)
+        return grpc.aio.secure_channel(server, self._credentials(), CHANNEL_OPTIONS)
 
 
 def _env_tls() -> TlsFiles:

@@ -47,8 +47,12 @@ const char* need(const char* name) {
 // Plays the seat of `token` at `server`. Returns the address the server sends the
 // seat to (a redirect at Hello), or "" once the stream is over (`code`: the exit status).
 std::string play(const std::string& server, const std::string& token, int& code) {
+  grpc::ChannelArguments args;
+  // No bandwidth-delay pings: a ping sent after an answer would date the answer's
+  // arrival, and so the time charged, late (docs/protocol.md, "Time per decision").
+  args.SetInt("grpc.http2.bdp_probe", 0);
   auto stub = arena::v1::Arena::NewStub(
-      grpc::CreateChannel(server, grpc::InsecureChannelCredentials()));
+      grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args));
   grpc::ClientContext context;  // no deadline: the stream lasts the whole match
   auto stream = stub->Play(&context);
 

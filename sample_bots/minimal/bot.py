@@ -72,7 +72,8 @@ def play(server: str, token: str, name: str = "minimal") -> int:
         while (message := outbox.get()) is not None:
             yield message
 
-    with grpc.insecure_channel(server) as channel:
+    # no bandwidth-delay pings: one after an answer would date its arrival late (protocol.md)
+    with grpc.insecure_channel(server, options=[("grpc.http2.bdp_probe", 0)]) as channel:
         try:
             for message in pb_grpc.ArenaStub(channel).Play(sent()):
                 kind = message.WhichOneof("kind")

@@ -216,7 +216,8 @@ function credentials() {
 // One Play stream. If it breaks before MatchEnd, connect again with the same
 // token (for up to 30 s): the referee re-sends the pending request.
 function play(bot, server = bot.server) {
-  const client = new arena.Arena(server, bot.credentials);
+  // no bandwidth-delay pings: one sent after an answer would date its arrival late
+  const client = new arena.Arena(server, bot.credentials, { "grpc.http2.bdp_probe": 0 });
   const call = client.Play(); // no gRPC deadline: the stream lasts the whole match
 
   // The server sends its initial metadata as soon as it accepts the stream.

@@ -43,6 +43,7 @@ int think_ms = 0;  // --think-ms
 std::string play(const std::string& server, const std::string& token, bool* refused) {
   grpc::ChannelArguments args;
   args.SetInt("grpc.use_local_subchannel_pool", 1);  // one TCP connection per seat
+  args.SetInt("grpc.http2.bdp_probe", 0);  // no pings after an answer (docs/protocol.md)
   auto stub = arena::v1::Arena::NewStub(
       grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args));
   grpc::ClientContext context;

@@ -14,7 +14,10 @@ processes of one machine):
      its own: a reply to a ping the server sent after the request, counted apart)
   g  the referee had the answer (``RemoteSeat.ask`` returned on the trio thread)
 
-plus the arrival bound of :mod:`arena.server.loop_clock` taken at ``f``. Prints p50, p90,
+plus the arrival bound of :mod:`arena.server.loop_clock` taken at ``f``, and the bot's own
+kernel's times (``fallback_bot.py --trace``): its request's arrival (before ``c``: the
+bot's wait to read it) and its answer's departure, between them all its time on its
+machine, against which the charge is set last (to the ticks of both ends). Prints p50, p90,
 p99 and max of each gap; the bot's own time (c→e); what it would be charged with the
 clock read at ``f`` (the code before loop_clock: f − a), with the loop's bound alone (the
 bound − a: before receive_clock) and what it is charged (the earlier of that bound and the
@@ -196,11 +199,13 @@ async def level(n: int, spawner: Spawner, trace: Path, bot: str) -> dict[str, li
     gaps: dict[str, list[float]] = {k: [] for k in (*GAPS, "pinged")}
     pings = 0
     missing = 0  # decisions whose connection's receive time was not known (read time used)
-    for token, seq, c, d, e, *_ in json.loads(trace.read_text()):
+    for token, seq, c, d, e, arrived, departed in json.loads(trace.read_text()):
         key = (match_of_token[token], seq)
         m = MARKS
         if not all(key in x for x in (m.a, m.f, m.g, m.bound, m.charged)):
             continue
+        if arrived is None or departed is None:  # the bot's kernel times: not known
+            arrived, departed = c, e
         a, f, g = m.a[key], m.f[key], m.g[key]
         r = m.receipt.get(key)
         p = m.sent.get(key)
@@ -225,6 +230,9 @@ async def level(n: int, spawner: Spawner, trace: Path, bot: str) -> dict[str, li
             "read − own": f - a - (e - c),
             "loop − own": max(m.bound[key] - a, 0.0) - (e - c),
             "charged − own": m.charged[key] - (e - c),
+            "bot's read wait": c - arrived,
+            "own by its kernel": departed - arrived,
+            "charged − that": m.charged[key] - (departed - arrived),
         }
         for name, value in row.items():
             gaps[name].append(value)
@@ -249,6 +257,9 @@ GAPS = (
     "read − own",
     "loop − own",
     "charged − own",
+    "bot's read wait",
+    "own by its kernel",
+    "charged − that",
 )
 
 

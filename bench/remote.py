@@ -25,7 +25,10 @@ processes (``--bot python``: ``bench/bots/fallback_bot.py``, one grpc.aio stream
 TCP connection per seat on one loop; ``--bot cpp``: ``bench/bots/cpp/many``, a thread
 per seat, for bots cheap next to the server on a 2-core machine) at a 5 s decision
 limit, plus 8 probe matches whose Python bots think 5 ms (a third process): the time
-they were charged against the think time they measured themselves (fair clocks).
+they were charged against the think time they measured themselves, and per decision
+against their whole time on their machine, by their own kernel (``fallback_bot.py
+--trace``: the request's arrival to the answer's departure, their waits for a CPU
+included), which decides the fair-clock verdict.
 Reports decisions/s, the referee's p50/p99 per decision (the time it charged, from the
 records) and the p99 cycle (request to the next request after the answer: the charged
 time plus the server's turnaround), faults, the server's CPU seconds (front and workers)

@@ -6,6 +6,7 @@ server's records and ``/proc`` (a smoke run of the real bench, 2 matches)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -36,7 +37,11 @@ def test_the_load_level_runs_on_two_workers(tmp_path: Path, dial: str, redirecte
     assert f"3 server processes, {redirected} seats redirected at Hello" in out
     got = json.loads(figures.read_text())
     assert got["load_workers"] == 2 and got["load_matches"] == 2
-    assert got["load_dps"] > 0 and got["load_p99_ms"] > 0 and got["load_rss_mib_per_match"] > 0
+    assert got["load_dps"] > 0 and got["load_rss_mib_per_match"] > 0
+    assert got["load_p99_ms"] >= 0  # fast bots are charged 0 within a kernel tick or two
+    # the thinkers' charges were set against their own kernel's times, one by one (the
+    # verdict itself is the bench's: tests/test_receive_clock.py checks the charges)
+    assert math.isfinite(got["load_charged_beyond_own_ms"]), out
 
 
 @pytest.mark.slow

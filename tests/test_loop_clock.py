@@ -21,6 +21,15 @@ BLOCK = 0.2  # s the loop is held
 WRITE_AT = 0.05  # s into the block (or into the idle wait) the answer is written
 
 
+def _busy(seconds: float) -> None:
+    """Hold the thread on a CPU, as a busy loop does. (The first ``select()`` after it
+    can take a millisecond or more to return with the socket long ready, busy or asleep:
+    loop_clock.WAITED.)"""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
 def _arrival(block: bool, eager: bool) -> tuple[float, float, float, float]:
     """(asked, written, read, arrived): when the wait began, when the thread wrote, when
     the reading coroutine resumed, and the clock's bound then. ``eager``: the reader asks
@@ -43,8 +52,8 @@ def _arrival(block: bool, eager: bool) -> tuple[float, float, float, float]:
         await asyncio.sleep(0.01)  # a few quiet iterations first
         asked = time.perf_counter()
         threading.Thread(target=write_later).start()
-        if block:
-            loop.call_soon(time.sleep, BLOCK)  # the loop held: no select() meanwhile
+        if block:  # the loop held, busy (as one serving hundreds of streams): no select()
+            loop.call_soon(_busy, BLOCK)
         await loop.sock_recv(ours, 1)
         read, arrived = time.perf_counter(), clock.arrived()
         return asked, written[0], read, arrived

@@ -1,5 +1,5 @@
-"""The parts of ``bench/remote.py``: child processes, the raw replay server (a load level
-is ``bench/remote_level.py``).
+"""The parts of ``bench/remote.py``: child processes, the raw replay server, the same
+replay through arena's bridge (``door4``; a load level is ``bench/remote_level.py``).
 
 Kept apart so that ``remote.py`` reads as the experiment and its table.
 """
@@ -14,24 +14,31 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import grpc
 import trio
 
 from arena.game import Action, Event, MatchEnded, Request
 from arena.referee import Fault, Referee, SeatVerdict
 from arena.server import convert
-from arena.server.bridge import GrpcServerConfig, open_grpc_server
+from arena.server.bridge import GrpcServerConfig, Hop, open_grpc_server
+from arena.server.door import SeatDoor
+from arena.server.loop_clock import EAGER_WAKEUP
+from arena.server.play_writer import PlayWriter
+from arena.server.wire import add_arena_service
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 BENCH = Path(__file__).parent
 BOT = BENCH / "bots" / "fallback_bot.py"
 PY = sys.executable
+EOF_MARK: object = grpc.aio.EOF  # type: ignore[attr-defined]
 
 
 # ------------------------------------------------------------------------ processes
@@ -287,6 +294,133 @@ async def replay_raw(
     if servicer.error:
         raise RuntimeError(f"raw replay failed: {servicer.error}")
     return servicer.latencies, servicer.wall, cpu
+
+
+# ------------------------------------------------------------------------ through the bridge
+
+
+class DoorSeat:
+    """One stream's trio side, as a :class:`~arena.server.remote.RemoteSeat`'s: an inbox
+    that its :class:`SeatDoor` (or the hop, when nobody waits at the door) fills, and the
+    stream's :class:`PlayWriter`. ``RemoteSeat._put``/``_receive``'s few lines, without
+    the game: what a referee that costs nothing still has to do per decision."""
+
+    def __init__(self, writer: PlayWriter[bytes]) -> None:
+        self.inbox: deque[pb.BotMessage | None] = deque()  # None: the stream ended
+        self.door = SeatDoor()
+        self.writer = writer
+        self._waiter: trio.lowlevel.Task | None = None
+
+    def put(self, message: pb.BotMessage | None) -> None:
+        """Trio thread: queue an answer and wake the task if it waits the usual way."""
+        self.inbox.append(message)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            trio.lowlevel.reschedule(waiter)
+        elif self.door.waiting:
+            self.door.poke()
+
+    async def receive(self) -> pb.BotMessage | None:
+        """The next answer: waiting at the door if it can, else to be woken by the hop."""
+        while not self.inbox:
+            if not await self.door.wait():
+                self._waiter = trio.lowlevel.current_task()
+                await trio.lowlevel.wait_task_rescheduled(self._abort)
+        return self.inbox.popleft()
+
+    def _abort(self, _: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
+        self._waiter = None
+        return trio.lowlevel.Abort.SUCCEEDED
+
+
+class DoorArena(pb_grpc.ArenaServicer):
+    """The gRPC side of ``door4``, as ``ArenaService.Play`` has it: registered by
+    :func:`add_arena_service` (replies written as bytes), each answer read in a task
+    resumed in gRPC's completion callback (``EAGER_WAKEUP``) and handed to the seat's
+    trio side through its door, each request written by the seat's :class:`PlayWriter`
+    (its write started in the hop's callback). No answer is converted or checked."""
+
+    def __init__(self, hop: Hop, attach: Callable[[int, DoorSeat], None]) -> None:
+        self.hop = hop  # to trio
+        self.attach = attach  # (seat, its DoorSeat), run on the trio thread
+
+    async def Play(self, request_iterator: Any, context: Any) -> None:  # type: ignore[override]
+        await context.send_initial_metadata(())
+        hello = await context.read()
+        seat_no = int(hello.hello.token)
+        await context.write(pb.RefereeMessage(welcome=pb.Welcome(seat=seat_no)).SerializeToString())
+        writer = PlayWriter[bytes](context.write)
+        seat = DoorSeat(writer)
+        self.hop.call(self.attach, seat_no, seat)
+
+        async def read() -> None:
+            EAGER_WAKEUP.set(True)
+            while True:
+                message = await context.read()
+                ended = message is EOF_MARK
+                seat.door.call(self.hop, seat.put, None if ended else message)
+                if ended:
+                    return
+
+        reader = asyncio.create_task(read())
+        try:
+            await writer.run()
+        finally:
+            reader.cancel()
+
+
+async def replay_door(
+    script: list[Step], clients: int, spawner: Spawner
+) -> tuple[list[float], float, float]:
+    """(latencies s, wall s, server CPU s) of one replay through arena's bridge
+    (``door4``): :func:`replay_raw`'s script, bot program and clients, served by a trio
+    task in place of the referee. It sends each request (bytes encoded beforehand) to
+    its seat's writer and waits for the answer at the seat's door, timed on trio's clock
+    around that as ``timed_asks`` times the referee's ask: both hops and the edge."""
+    data = [step.request.SerializeToString() for step in script]
+    end = pb.RefereeMessage(match_end=pb.MatchEnd()).SerializeToString()
+    seats: dict[int, DoorSeat] = {}
+    ready = trio.Event()
+    latencies: list[float] = []
+    wall = 0.0
+
+    def attach(seat_no: int, seat: DoorSeat) -> None:
+        seats[seat_no] = seat
+        if len(seats) == clients:
+            ready.set()
+
+    async def replay() -> None:
+        nonlocal wall
+        await ready.wait()
+        started = trio.current_time()
+        for step, request in zip(script, data, strict=True):
+            seat = seats[step.seat % clients]
+            t = trio.current_time()
+            seat.writer.send_nowait(request)
+            if await seat.receive() is None:
+                raise RuntimeError(f"door replay: seat {step.seat % clients} went away")
+            latencies.append(trio.current_time() - t)
+        wall = trio.current_time() - started
+        for seat in seats.values():
+            seat.writer.send_nowait(end)
+            seat.writer.close_nowait()
+            seat.door.close()
+
+    servicer = DoorArena(Hop.to_trio(trio.lowlevel.current_trio_token()), attach)
+    registrations = [partial(add_arena_service, servicer)]
+    config = GrpcServerConfig(service_names=("arena.v1.Arena",))
+    async with trio.open_nursery() as nursery:
+        async with open_grpc_server(registrations, config) as server:
+            argv = [PY, str(BOT), "--server", server.target]
+            nursery.start_soon(replay)
+            cpu = time.process_time()  # from before the spawns, as replay_raw's
+            await spawner.wait_all([spawner.spawn([*argv, f"--token={s}"]) for s in range(clients)])
+            cpu = time.process_time() - cpu
+        nursery.cancel_scope.cancel()  # the replay is over unless a bot failed
+    if len(latencies) != len(script):
+        raise RuntimeError(f"door replay: {len(latencies)} of {len(script)} round trips")
+    return latencies, wall, cpu
 
 
 async def bridge_pingpong(round_trips: int, spawner: Spawner) -> dict[str, float]:

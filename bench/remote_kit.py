@@ -219,12 +219,25 @@ class ReplayArena(pb_grpc.ArenaServicer):
 
     Each answer's verdict is written before the next request; with ``overlap`` it is not
     awaited first, so that it travels alongside the next request, as the referee's does.
+    With ``encoded`` every message is written as bytes encoded beforehand (registered by
+    :func:`add_arena_service`, as arena's Play writes): the protobuf encoding that raw4
+    pays per request, taken out to compare with ``door4``'s bytes.
     """
 
     def __init__(
-        self, script: list[Step], clients: int, overlap: bool = False, verdicts: bool = True
+        self,
+        script: list[Step],
+        clients: int,
+        overlap: bool = False,
+        verdicts: bool = True,
+        encoded: bool = False,
     ) -> None:
         self.script = script
+        self.wire: Callable[[pb.RefereeMessage], Any] = (
+            pb.RefereeMessage.SerializeToString if encoded else lambda m: m
+        )
+        self.requests = [self.wire(step.request) for step in script]
+        self.verdict_msgs = [None if s.verdict is None else self.wire(s.verdict) for s in script]
         self.clients = clients
         self.overlap = overlap
         self.verdicts = verdicts  # False: request and answer only (VERDICT_FAULTS_ONLY's shape)
@@ -239,7 +252,7 @@ class ReplayArena(pb_grpc.ArenaServicer):
         await context.send_initial_metadata(())
         hello = await context.read()
         seat = int(hello.hello.token)
-        await context.write(pb.RefereeMessage(welcome=pb.Welcome(seat=seat)))
+        await context.write(self.wire(pb.RefereeMessage(welcome=pb.Welcome(seat=seat))))
         if self._done is None:
             self._done = asyncio.Event()
         self.streams[seat] = context
@@ -252,27 +265,27 @@ class ReplayArena(pb_grpc.ArenaServicer):
         writing: dict[int, asyncio.Task[None]] = {}  # one write at a time per stream
         try:
             started = time.perf_counter()
-            for step in self.script:
+            for step, request, verdict in zip(
+                self.script, self.requests, self.verdict_msgs, strict=True
+            ):
                 stream = self.streams[step.seat % self.clients]
                 t = time.perf_counter()
                 if step.seat % self.clients in writing:
                     await writing.pop(step.seat % self.clients)
-                await stream.write(step.request)
+                await stream.write(request)
                 await stream.read()
                 self.latencies.append(time.perf_counter() - t)
-                if step.verdict is None or not self.verdicts:
+                if verdict is None or not self.verdicts:
                     continue
                 if self.overlap:
-                    writing[step.seat % self.clients] = asyncio.ensure_future(
-                        stream.write(step.verdict)
-                    )
+                    writing[step.seat % self.clients] = asyncio.ensure_future(stream.write(verdict))
                 else:
-                    await stream.write(step.verdict)
+                    await stream.write(verdict)
             self.wall = time.perf_counter() - started
             for task in writing.values():
                 await task
             for stream in self.streams.values():
-                await stream.write(pb.RefereeMessage(match_end=pb.MatchEnd()))
+                await stream.write(self.wire(pb.RefereeMessage(match_end=pb.MatchEnd())))
         except Exception as exc:  # a client went away: the caller finds it gone too
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
@@ -280,11 +293,17 @@ class ReplayArena(pb_grpc.ArenaServicer):
 
 
 async def replay_raw(
-    script: list[Step], clients: int, spawner: Spawner, overlap: bool = False, verdicts: bool = True
+    script: list[Step],
+    clients: int,
+    spawner: Spawner,
+    overlap: bool = False,
+    verdicts: bool = True,
+    encoded: bool = False,
 ) -> tuple[list[float], float, float]:
     """(latencies s, wall s, server CPU s) of one replay."""
-    servicer = ReplayArena(script, clients, overlap, verdicts)
-    registrations = [partial(pb_grpc.add_ArenaServicer_to_server, servicer)]
+    servicer = ReplayArena(script, clients, overlap, verdicts, encoded)
+    add = add_arena_service if encoded else pb_grpc.add_ArenaServicer_to_server
+    registrations = [partial(add, servicer)]
     config = GrpcServerConfig(service_names=("arena.v1.Arena",))
     async with open_grpc_server(registrations, config) as server:
         argv = [PY, str(BOT), "--server", server.target]

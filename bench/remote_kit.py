@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import trio
@@ -28,17 +28,29 @@ from arena.game import Action, Event, MatchEnded, Request
 from arena.referee import Fault, Referee, SeatVerdict
 from arena.server import convert
 from arena.server.bridge import GrpcServerConfig, Hop, open_grpc_server
-from arena.server.door import SeatDoor
-from arena.server.loop_clock import EAGER_WAKEUP
-from arena.server.play_writer import PlayWriter
-from arena.server.wire import add_arena_service
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
+
+if TYPE_CHECKING:  # imported where used: an older arena (a baseline's) may not have them
+    from arena.server.play_writer import PlayWriter
 
 BENCH = Path(__file__).parent
 BOT = BENCH / "bots" / "fallback_bot.py"
 PY = sys.executable
 EOF_MARK: object = grpc.aio.EOF  # type: ignore[attr-defined]
+
+
+def door_available() -> bool:
+    """Whether the arena on the path has the bridge ``door4`` drives (an older checkout,
+    given by ``PYTHONPATH`` for a baseline, may not): imported where used, not here."""
+    try:
+        from arena.server.door import SeatDoor  # noqa: F401
+        from arena.server.loop_clock import EAGER_WAKEUP  # noqa: F401
+        from arena.server.play_writer import PlayWriter  # noqa: F401
+        from arena.server.wire import add_arena_service  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 # ------------------------------------------------------------------------ processes
@@ -302,7 +314,9 @@ async def replay_raw(
 ) -> tuple[list[float], float, float]:
     """(latencies s, wall s, server CPU s) of one replay."""
     servicer = ReplayArena(script, clients, overlap, verdicts, encoded)
-    add = add_arena_service if encoded else pb_grpc.add_ArenaServicer_to_server
+    add: Callable[[Any, Any], None] = pb_grpc.add_ArenaServicer_to_server
+    if encoded:  # imported here: an older arena (a baseline's) may not have it
+        from arena.server.wire import add_arena_service as add
     registrations = [partial(add, servicer)]
     config = GrpcServerConfig(service_names=("arena.v1.Arena",))
     async with open_grpc_server(registrations, config) as server:
@@ -325,6 +339,8 @@ class DoorSeat:
     the game: what a referee that costs nothing still has to do per decision."""
 
     def __init__(self, writer: PlayWriter[bytes]) -> None:
+        from arena.server.door import SeatDoor
+
         self.inbox: deque[pb.BotMessage | None] = deque()  # None: the stream ended
         self.door = SeatDoor()
         self.writer = writer
@@ -365,6 +381,9 @@ class DoorArena(pb_grpc.ArenaServicer):
         self.attach = attach  # (seat, its DoorSeat), run on the trio thread
 
     async def Play(self, request_iterator: Any, context: Any) -> None:  # type: ignore[override]
+        from arena.server.loop_clock import EAGER_WAKEUP
+        from arena.server.play_writer import PlayWriter
+
         await context.send_initial_metadata(())
         hello = await context.read()
         seat_no = int(hello.hello.token)
@@ -397,6 +416,8 @@ async def replay_door(
     task in place of the referee. It sends each request (bytes encoded beforehand) to
     its seat's writer and waits for the answer at the seat's door, timed on trio's clock
     around that as ``timed_asks`` times the referee's ask: both hops and the edge."""
+    from arena.server.wire import add_arena_service
+
     data = [step.request.SerializeToString() for step in script]
     end = pb.RefereeMessage(match_end=pb.MatchEnd()).SerializeToString()
     seats: dict[int, DoorSeat] = {}

@@ -9,9 +9,13 @@ trio, no referee) replays the very same requests to the same bot program, timing
 written → answer read on its asyncio loop: to one client (``raw1``), to four (``raw4``,
 the arena's topology and, with acknowledgements riding on requests, its traffic shape:
 the p50 goal's yardstick), and to four with a verdict after each answer (``raw4v``, the
-shape of the original protocol). Server CPU per decision is the process's CPU time over
-the decisions (round trips) of each path. The paths run in rounds, in rotating order,
-their samples pooled: load from elsewhere then falls on all of them alike. Then
+shape of the original protocol). And ``door4``: the same replay to four clients served
+through arena's own bridge (``SeatDoor``, ``Hop``, ``PlayWriter``, ``EAGER_WAKEUP``:
+``remote_kit.replay_door``) by a trio task that sends the recorded bytes and costs nothing
+else: the floor of any arena with trio as its runtime, in the goals' own units. Server
+CPU per decision is the process's CPU time over the decisions (round trips) of each path.
+The paths run in rounds, in rotating order, their samples pooled: load from elsewhere
+then falls on all of them alike. Then
 ``bench/bridge_pingpong.py``'s five bridge structures.
 
 Part B, load: 50, 100 and 250 concurrent matches of one deal on a fresh real ``arena
@@ -74,6 +78,8 @@ from remote_kit import (  # bench/remote_kit.py: the script's directory is on sy
     Step,
     bridge_pingpong,
     die_with_parent,
+    door_available,
+    replay_door,
     replay_raw,
     timed_asks,
 )
@@ -106,6 +112,7 @@ PATHS = {
     "raw1": "raw grpc.aio replay, 1 client process",
     "raw4": "raw grpc.aio replay, 4 client processes",
     "raw4v": "  the same plus a verdict per answer (overlapping)",
+    "door4": "arena's bridge, a referee costing nothing, 4 cl.",
     "arena": "arena, 4 bots: the referee's ask → its answer",
     "arena_charged": "  arena, the time charged (kernel/loop clock)",
     "arena_play": "  charged, PLAY decisions only",
@@ -191,20 +198,23 @@ async def part_a(deals: int, rounds: int, spawner: Spawner) -> PartA:
     tc = TimeControl()
     a = PartA(deals, rounds)
     script = await capture(rules, tc, a)
-    order = ("arena", "raw1", "raw4", "raw4v")
+    order = ("arena", "raw1", "raw4", "raw4v") + (("door4",) if door_available() else ())
     for r in range(rounds):
-        for path in order[r % 4 :] + order[: r % 4]:
+        for path in order[r % len(order) :] + order[: r % len(order)]:
             if path == "arena":
                 await play_arena(rules, tc, spawner, a)
+                continue
+            if path == "door4":  # arena's bridge, a referee that costs nothing
+                latencies, busy, cpu = await replay_door(script, 4, spawner)
             else:
                 clients, verdicts = int(path[3]), path.endswith("v")
                 latencies, busy, cpu = await replay_raw(
                     script, clients, spawner, overlap=verdicts, verdicts=verdicts
                 )
-                a.latencies[path] += latencies
-                a.busy[path] = a.busy.get(path, 0.0) + busy
-                a.cpu[path] = a.cpu.get(path, 0.0) + cpu
-                a.trips[path] = a.trips.get(path, 0) + len(latencies)
+            a.latencies[path] += latencies
+            a.busy[path] = a.busy.get(path, 0.0) + busy
+            a.cpu[path] = a.cpu.get(path, 0.0) + cpu
+            a.trips[path] = a.trips.get(path, 0) + len(latencies)
     a.verdicts = sum(b.get("verdicts", 0) for b in a.bots)
     a.acks = sum(b.get("acks", 0) for b in a.bots)
     a.bridge_trips = 1000
@@ -228,13 +238,19 @@ def print_a(a: PartA) -> None:
     )
     raw = a.latencies["raw1"]
     raw50, raw99 = statistics.median(raw), pct(raw, 0.99)
-    print(f"  {'path':<50}{'n':>6}{'p50 µs':>9}{'p99 µs':>9}{'p50 ×raw1':>11}{'p99 ×raw1':>11}")
+    raw4 = statistics.median(a.latencies["raw4"])
+    print(
+        f"  {'path':<50}{'n':>6}{'p50 µs':>9}{'p99 µs':>9}{'p50 ×raw1':>11}{'p99 ×raw1':>11}"
+        f"{'p50 ×raw4':>11}"
+    )
     for key, label in PATHS.items():
         lat = a.latencies[key]
+        if not lat:  # door4 on an older arena (a baseline's checkout)
+            continue
         p50, p99 = statistics.median(lat), pct(lat, 0.99)
         print(
             f"  {label:<50}{len(lat):>6}{p50 * 1e6:>9.0f}{p99 * 1e6:>9.0f}"
-            f"{p50 / raw50:>10.2f}×{p99 / raw99:>10.2f}×"
+            f"{p50 / raw50:>10.2f}×{p99 / raw99:>10.2f}×{p50 / raw4:>10.2f}×"
         )
     print(
         "  (a charge is dated by the kernel's receive time, to its tick taken off in the bot's "
@@ -250,9 +266,17 @@ def print_a(a: PartA) -> None:
     print(
         "  server CPU per decision (round trip), µs: "
         + ", ".join(
-            f"{k} {cpu[k]:.0f}" for k in ("arena", "floor", "raw1", "raw4", "raw4v") if k in cpu
+            f"{k} {cpu[k]:.0f}"
+            for k in ("arena", "floor", "raw1", "raw4", "raw4v", "door4")
+            if k in cpu
         )
     )
+    if "raw4" in cpu:
+        print(
+            "  server CPU per decision ×raw4: "
+            + ", ".join(f"{k} {cpu[k] / cpu['raw4']:.2f}×" for k in ("arena", "door4") if k in cpu)
+            + " (door4: the bridge's floor, a referee that costs nothing)"
+        )
     split = sorted(a.threads.items(), key=lambda kv: -kv[1])
     print(
         "  arena's CPU per decision by thread, µs: "

@@ -24,6 +24,9 @@ def goals(a: Any, b: list[dict[str, Any]], selfplay: float) -> dict[str, float]:
         out["cpu_arena_us"] = a.cpu["arena"] / a.trips["arena"] * 1e6
         out["cpu_raw4_us"] = a.cpu["raw4"] / a.trips["raw4"] * 1e6
         out["cpu_floor_us"] = a.cpu["floor"] / a.trips["floor"] * 1e6
+        if a.trips.get("door4"):  # arena's bridge, a referee that costs nothing
+            out["p50_door4_us"] = p50["door4"] * 1e6
+            out["cpu_door4_us"] = a.cpu["door4"] / a.trips["door4"] * 1e6
     for r in b:
         if "failed" not in r and r["matches"] == max(x["matches"] for x in b):
             out["load_matches"] = r["matches"]
@@ -92,6 +95,7 @@ def print_summary(g: dict[str, float], before: dict[str, float] | None) -> None:
                 ratio("cpu_floor_us"),
             )
         )
+        rows += bridge_floor(g, ratio)
     if "load_dps" in g:
         n = int(g["load_matches"])
         if before is not None and "load_dps" in before:
@@ -184,3 +188,58 @@ def print_summary(g: dict[str, float], before: dict[str, float] | None) -> None:
     for name, figure, within, goal, met, vs in rows:
         verdict = "" if goal.startswith("(") else "met" if met else "NOT met"
         print(f"  {name:<42}{figure:>12}{within:>12}  {goal:<18}{verdict:<9}{vs}")
+    if "p50_door4_us" in g:
+        print(f"  {floor_verdict(g)}")
+
+
+def bridge_floor(g: dict[str, float], ratio: Any) -> list[tuple[str, str, str, str, bool, str]]:
+    """The two goals' rows for reading: the same replay as raw4 through arena's bridge
+    with a referee that costs nothing (``door4``), the floor any arena with trio as its
+    runtime stands on. Absent from an older run (then no rows)."""
+    if "p50_door4_us" not in g:
+        return []
+    p50 = g["p50_door4_us"] / g["p50_raw4_us"]
+    cpu = g["cpu_door4_us"] / g["cpu_raw4_us"]
+    name = "  bridge floor (door4), "
+    return [
+        (
+            name + "p50",
+            f"{g['p50_door4_us']:.0f} µs",
+            f"{p50:.2f}× raw4",
+            "(for reading)",
+            True,
+            ratio("p50_door4_us"),
+        ),
+        (
+            name + "CPU",
+            f"{g['cpu_door4_us']:.0f} µs",
+            f"{cpu:.2f}× raw4",
+            "(for reading)",
+            True,
+            ratio("cpu_door4_us"),
+        ),
+    ]
+
+
+def floor_verdict(g: dict[str, float]) -> str:
+    """One sentence: whether the bridge's floor alone already exceeds the goals' 1.5×,
+    and what share of the 1.5× budget it leaves to the game and the encoding."""
+    parts = []
+    for what, key in (("p50", "p50"), ("CPU", "cpu")):
+        floor = g[f"{key}_door4_us"] / g[f"{key}_raw4_us"]
+        arena = g[f"{key}_arena_us"] / g[f"{key}_raw4_us"]
+        if floor >= 1.5:
+            parts.append(
+                f"{what}: the bridge alone is {floor:.2f}× raw4, ALREADY ABOVE 1.5× in this "
+                f"run (no arena with trio as its runtime meets it here; arena {arena:.2f}×)"
+            )
+        else:
+            room = (1.5 - floor) * g[f"{key}_raw4_us"]
+            parts.append(
+                f"{what}: the bridge alone is {floor:.2f}× raw4, below 1.5×: the game and "
+                f"encoding may add {room:.0f} µs (arena adds "
+                f"{g[f'{key}_arena_us'] - g[f'{key}_door4_us']:.0f} µs, {arena:.2f}×)"
+            )
+    return "bridge floor (door4: arena's bridge, a referee that costs nothing) — " + "; ".join(
+        parts
+    )

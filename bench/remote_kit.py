@@ -1,5 +1,5 @@
-"""The parts of ``bench/remote.py``: child processes, the raw replay server (a load level
-is ``bench/remote_level.py``).
+"""The parts of ``bench/remote.py``: child processes, the raw replay server, the same
+replay through arena's bridge (``door4``; a load level is ``bench/remote_level.py``).
 
 Kept apart so that ``remote.py`` reads as the experiment and its table.
 """
@@ -14,24 +14,43 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import grpc
 import trio
 
 from arena.game import Action, Event, MatchEnded, Request
 from arena.referee import Fault, Referee, SeatVerdict
 from arena.server import convert
-from arena.server.bridge import GrpcServerConfig, open_grpc_server
+from arena.server.bridge import GrpcServerConfig, Hop, open_grpc_server
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
+
+if TYPE_CHECKING:  # imported where used: an older arena (a baseline's) may not have them
+    from arena.server.play_writer import PlayWriter
 
 BENCH = Path(__file__).parent
 BOT = BENCH / "bots" / "fallback_bot.py"
 PY = sys.executable
+EOF_MARK: object = grpc.aio.EOF  # type: ignore[attr-defined]
+
+
+def door_available() -> bool:
+    """Whether the arena on the path has the bridge ``door4`` drives (an older checkout,
+    given by ``PYTHONPATH`` for a baseline, may not): imported where used, not here."""
+    try:
+        from arena.server.door import SeatDoor  # noqa: F401
+        from arena.server.loop_clock import EAGER_WAKEUP  # noqa: F401
+        from arena.server.play_writer import PlayWriter  # noqa: F401
+        from arena.server.wire import add_arena_service  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 # ------------------------------------------------------------------------ processes
@@ -212,12 +231,25 @@ class ReplayArena(pb_grpc.ArenaServicer):
 
     Each answer's verdict is written before the next request; with ``overlap`` it is not
     awaited first, so that it travels alongside the next request, as the referee's does.
+    With ``encoded`` every message is written as bytes encoded beforehand (registered by
+    :func:`add_arena_service`, as arena's Play writes): the protobuf encoding that raw4
+    pays per request, taken out to compare with ``door4``'s bytes.
     """
 
     def __init__(
-        self, script: list[Step], clients: int, overlap: bool = False, verdicts: bool = True
+        self,
+        script: list[Step],
+        clients: int,
+        overlap: bool = False,
+        verdicts: bool = True,
+        encoded: bool = False,
     ) -> None:
         self.script = script
+        self.wire: Callable[[pb.RefereeMessage], Any] = (
+            pb.RefereeMessage.SerializeToString if encoded else lambda m: m
+        )
+        self.requests = [self.wire(step.request) for step in script]
+        self.verdict_msgs = [None if s.verdict is None else self.wire(s.verdict) for s in script]
         self.clients = clients
         self.overlap = overlap
         self.verdicts = verdicts  # False: request and answer only (VERDICT_FAULTS_ONLY's shape)
@@ -232,7 +264,7 @@ class ReplayArena(pb_grpc.ArenaServicer):
         await context.send_initial_metadata(())
         hello = await context.read()
         seat = int(hello.hello.token)
-        await context.write(pb.RefereeMessage(welcome=pb.Welcome(seat=seat)))
+        await context.write(self.wire(pb.RefereeMessage(welcome=pb.Welcome(seat=seat))))
         if self._done is None:
             self._done = asyncio.Event()
         self.streams[seat] = context
@@ -245,27 +277,27 @@ class ReplayArena(pb_grpc.ArenaServicer):
         writing: dict[int, asyncio.Task[None]] = {}  # one write at a time per stream
         try:
             started = time.perf_counter()
-            for step in self.script:
+            for step, request, verdict in zip(
+                self.script, self.requests, self.verdict_msgs, strict=True
+            ):
                 stream = self.streams[step.seat % self.clients]
                 t = time.perf_counter()
                 if step.seat % self.clients in writing:
                     await writing.pop(step.seat % self.clients)
-                await stream.write(step.request)
+                await stream.write(request)
                 await stream.read()
                 self.latencies.append(time.perf_counter() - t)
-                if step.verdict is None or not self.verdicts:
+                if verdict is None or not self.verdicts:
                     continue
                 if self.overlap:
-                    writing[step.seat % self.clients] = asyncio.ensure_future(
-                        stream.write(step.verdict)
-                    )
+                    writing[step.seat % self.clients] = asyncio.ensure_future(stream.write(verdict))
                 else:
-                    await stream.write(step.verdict)
+                    await stream.write(verdict)
             self.wall = time.perf_counter() - started
             for task in writing.values():
                 await task
             for stream in self.streams.values():
-                await stream.write(pb.RefereeMessage(match_end=pb.MatchEnd()))
+                await stream.write(self.wire(pb.RefereeMessage(match_end=pb.MatchEnd())))
         except Exception as exc:  # a client went away: the caller finds it gone too
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
@@ -273,11 +305,19 @@ class ReplayArena(pb_grpc.ArenaServicer):
 
 
 async def replay_raw(
-    script: list[Step], clients: int, spawner: Spawner, overlap: bool = False, verdicts: bool = True
+    script: list[Step],
+    clients: int,
+    spawner: Spawner,
+    overlap: bool = False,
+    verdicts: bool = True,
+    encoded: bool = False,
 ) -> tuple[list[float], float, float]:
     """(latencies s, wall s, server CPU s) of one replay."""
-    servicer = ReplayArena(script, clients, overlap, verdicts)
-    registrations = [partial(pb_grpc.add_ArenaServicer_to_server, servicer)]
+    servicer = ReplayArena(script, clients, overlap, verdicts, encoded)
+    add: Callable[[Any, Any], None] = pb_grpc.add_ArenaServicer_to_server
+    if encoded:  # imported here: an older arena (a baseline's) may not have it
+        from arena.server.wire import add_arena_service as add
+    registrations = [partial(add, servicer)]
     config = GrpcServerConfig(service_names=("arena.v1.Arena",))
     async with open_grpc_server(registrations, config) as server:
         argv = [PY, str(BOT), "--server", server.target]
@@ -287,6 +327,140 @@ async def replay_raw(
     if servicer.error:
         raise RuntimeError(f"raw replay failed: {servicer.error}")
     return servicer.latencies, servicer.wall, cpu
+
+
+# ------------------------------------------------------------------------ through the bridge
+
+
+class DoorSeat:
+    """One stream's trio side, as a :class:`~arena.server.remote.RemoteSeat`'s: an inbox
+    that its :class:`SeatDoor` (or the hop, when nobody waits at the door) fills, and the
+    stream's :class:`PlayWriter`. ``RemoteSeat._put``/``_receive``'s few lines, without
+    the game: what a referee that costs nothing still has to do per decision."""
+
+    def __init__(self, writer: PlayWriter[bytes]) -> None:
+        from arena.server.door import SeatDoor
+
+        self.inbox: deque[pb.BotMessage | None] = deque()  # None: the stream ended
+        self.door = SeatDoor()
+        self.writer = writer
+        self._waiter: trio.lowlevel.Task | None = None
+
+    def put(self, message: pb.BotMessage | None) -> None:
+        """Trio thread: queue an answer and wake the task if it waits the usual way."""
+        self.inbox.append(message)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            trio.lowlevel.reschedule(waiter)
+        elif self.door.waiting:
+            self.door.poke()
+
+    async def receive(self) -> pb.BotMessage | None:
+        """The next answer: waiting at the door if it can, else to be woken by the hop."""
+        while not self.inbox:
+            if not await self.door.wait():
+                self._waiter = trio.lowlevel.current_task()
+                await trio.lowlevel.wait_task_rescheduled(self._abort)
+        return self.inbox.popleft()
+
+    def _abort(self, _: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
+        self._waiter = None
+        return trio.lowlevel.Abort.SUCCEEDED
+
+
+class DoorArena(pb_grpc.ArenaServicer):
+    """The gRPC side of ``door4``, as ``ArenaService.Play`` has it: registered by
+    :func:`add_arena_service` (replies written as bytes), each answer read in a task
+    resumed in gRPC's completion callback (``EAGER_WAKEUP``) and handed to the seat's
+    trio side through its door, each request written by the seat's :class:`PlayWriter`
+    (its write started in the hop's callback). No answer is converted or checked."""
+
+    def __init__(self, hop: Hop, attach: Callable[[int, DoorSeat], None]) -> None:
+        self.hop = hop  # to trio
+        self.attach = attach  # (seat, its DoorSeat), run on the trio thread
+
+    async def Play(self, request_iterator: Any, context: Any) -> None:  # type: ignore[override]
+        from arena.server.loop_clock import EAGER_WAKEUP
+        from arena.server.play_writer import PlayWriter
+
+        await context.send_initial_metadata(())
+        hello = await context.read()
+        seat_no = int(hello.hello.token)
+        await context.write(pb.RefereeMessage(welcome=pb.Welcome(seat=seat_no)).SerializeToString())
+        writer = PlayWriter[bytes](context.write)
+        seat = DoorSeat(writer)
+        self.hop.call(self.attach, seat_no, seat)
+
+        async def read() -> None:
+            EAGER_WAKEUP.set(True)
+            while True:
+                message = await context.read()
+                ended = message is EOF_MARK
+                seat.door.call(self.hop, seat.put, None if ended else message)
+                if ended:
+                    return
+
+        reader = asyncio.create_task(read())
+        try:
+            await writer.run()
+        finally:
+            reader.cancel()
+
+
+async def replay_door(
+    script: list[Step], clients: int, spawner: Spawner
+) -> tuple[list[float], float, float]:
+    """(latencies s, wall s, server CPU s) of one replay through arena's bridge
+    (``door4``): :func:`replay_raw`'s script, bot program and clients, served by a trio
+    task in place of the referee. It sends each request (bytes encoded beforehand) to
+    its seat's writer and waits for the answer at the seat's door, timed on trio's clock
+    around that as ``timed_asks`` times the referee's ask: both hops and the edge."""
+    from arena.server.wire import add_arena_service
+
+    data = [step.request.SerializeToString() for step in script]
+    end = pb.RefereeMessage(match_end=pb.MatchEnd()).SerializeToString()
+    seats: dict[int, DoorSeat] = {}
+    ready = trio.Event()
+    latencies: list[float] = []
+    wall = 0.0
+
+    def attach(seat_no: int, seat: DoorSeat) -> None:
+        seats[seat_no] = seat
+        if len(seats) == clients:
+            ready.set()
+
+    async def replay() -> None:
+        nonlocal wall
+        await ready.wait()
+        started = trio.current_time()
+        for step, request in zip(script, data, strict=True):
+            seat = seats[step.seat % clients]
+            t = trio.current_time()
+            seat.writer.send_nowait(request)
+            if await seat.receive() is None:
+                raise RuntimeError(f"door replay: seat {step.seat % clients} went away")
+            latencies.append(trio.current_time() - t)
+        wall = trio.current_time() - started
+        for seat in seats.values():
+            seat.writer.send_nowait(end)
+            seat.writer.close_nowait()
+            seat.door.close()
+
+    servicer = DoorArena(Hop.to_trio(trio.lowlevel.current_trio_token()), attach)
+    registrations = [partial(add_arena_service, servicer)]
+    config = GrpcServerConfig(service_names=("arena.v1.Arena",))
+    async with trio.open_nursery() as nursery:
+        async with open_grpc_server(registrations, config) as server:
+            argv = [PY, str(BOT), "--server", server.target]
+            nursery.start_soon(replay)
+            cpu = time.process_time()  # from before the spawns, as replay_raw's
+            await spawner.wait_all([spawner.spawn([*argv, f"--token={s}"]) for s in range(clients)])
+            cpu = time.process_time() - cpu
+        nursery.cancel_scope.cancel()  # the replay is over unless a bot failed
+    if len(latencies) != len(script):
+        raise RuntimeError(f"door replay: {len(latencies)} of {len(script)} round trips")
+    return latencies, wall, cpu
 
 
 async def bridge_pingpong(round_trips: int, spawner: Spawner) -> dict[str, float]:

@@ -74,11 +74,12 @@ def test_event_on_two_workers_survives_a_worker_and_a_front_kill(
         assert addresses == set(workers), (addresses, workers)  # offers name both workers
         os.kill(next(iter(workers.values())), signal.SIGKILL)  # one worker, mid-match
 
-        def one_more_finished() -> bool:
-            return [m.state for m in db.matches("cup")].count("finished") >= 3
+        def one_more_finished() -> bool:  # and one running, for the front's kill to cut
+            states = [m.state for m in db.matches("cup")]
+            return states.count("finished") >= 3 and "running" in states
 
         wait_for(one_more_finished, 120, "three finished matches after the worker's kill")
-        serve.process.send_signal(signal.SIGKILL)  # now the whole server
+        serve.process.send_signal(signal.SIGKILL)  # now the whole server, mid-match
         serve.process.wait()
         port = int(serve.target.rsplit(":", 1)[1])
         serve = start_serve(tmp_path, *options, port=port)

@@ -353,6 +353,13 @@ def print_b(reports: list[dict[str, Any]], args: argparse.Namespace) -> None:
                 f"          the bulk bots slept {r['bulk_think_ms']} ms per answer: charged "
                 f"p50 / p99 beyond that sleep {over[0]:.1f} / {over[1]:.1f} ms"
             )
+        if r.get("bulk_beyond_n"):
+            beyond = "/".join(f"{r[f'bulk_beyond_{q}'] * 1e3:.1f}" for q in ("p50", "p99", "max"))
+            print(
+                f"          charged beyond the bulk bots' own time on their machine (by its "
+                f"kernel, as the thinkers' below), p50/p99/max ms: {beyond} "
+                f"({r['bulk_beyond_n']} decisions)"
+            )
         if r["notes"]:
             print(f"          {'; '.join(r['notes'])}")
     print(

@@ -40,6 +40,8 @@ def goals(a: Any, b: list[dict[str, Any]], selfplay: float) -> dict[str, float]:
             out["load_charged_over_think_ms"] = (r["charged_max"] - r["think_max"]) * 1e3
             if r.get("beyond_n"):
                 out["load_charged_beyond_own_ms"] = r["beyond_max"] * 1e3
+            if r.get("bulk_beyond_n"):
+                out["load_p99_beyond_own_ms"] = r["bulk_beyond_p99"] * 1e3
     return out
 
 
@@ -120,6 +122,10 @@ def print_summary(g: dict[str, float], before: dict[str, float] | None) -> None:
                 ratio("load_p99_ms"),
             )
         )
+        if "load_p99_beyond_own_ms" in g:  # the same, less the bots' own time (kernel)
+            beyond = g["load_p99_beyond_own_ms"]
+            name = f"{n} matches: p99 beyond the bots' own"
+            rows.append((name, f"{beyond:.1f} ms", "", "≤ 50 ms", beyond <= 50, "—"))
         ok = before is None or g["load_rss_mib_per_match"] <= 1.1 * before.get(
             "load_rss_mib_per_match", math.inf
         )

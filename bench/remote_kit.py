@@ -27,7 +27,7 @@ import trio
 from arena.game import Action, Event, MatchEnded, Request
 from arena.referee import Fault, Referee, SeatVerdict
 from arena.server import convert
-from arena.server.bridge import GrpcServerConfig, Hop, open_grpc_server
+from arena.server.bridge import GrpcServerConfig, open_grpc_server
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -376,7 +376,7 @@ class DoorArena(pb_grpc.ArenaServicer):
     trio side through its door, each request written by the seat's :class:`PlayWriter`
     (its write started in the hop's callback). No answer is converted or checked."""
 
-    def __init__(self, hop: Hop, attach: Callable[[int, DoorSeat], None]) -> None:
+    def __init__(self, hop: Any, attach: Callable[[int, DoorSeat], None]) -> None:
         self.hop = hop  # to trio
         self.attach = attach  # (seat, its DoorSeat), run on the trio thread
 
@@ -446,6 +446,8 @@ async def replay_door(
             seat.writer.send_nowait(end)
             seat.writer.close_nowait()
             seat.door.close()
+
+    from arena.server.bridge import Hop  # here: an older arena (a baseline's) has none
 
     servicer = DoorArena(Hop.to_trio(trio.lowlevel.current_trio_token()), attach)
     registrations = [partial(add_arena_service, servicer)]

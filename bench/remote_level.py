@@ -180,9 +180,10 @@ def read_record(path: Path) -> tuple[str, Played]:
 
 
 def beyond_own(trace: Path, played_by: dict[str, Played]) -> list[float]:
-    """Sorted, per probe decision: what it was charged (its record) minus its time on the
-    thinker's machine, from its request's arrival to its answer's departure by that
-    machine's kernel (``fallback_bot.py --trace``): the referee's share of the charge.
+    """Sorted, per decision of a bot run with ``--trace`` (``fallback_bot.py``, the C++
+    ``many``): what it was charged (its record) minus its time on the bot's machine,
+    from its request's arrival to its answer's departure by that machine's kernel: the
+    referee's share of the charge.
     Both kernel times are read to the tick (±1 each), so two ticks are added against the
     referee: what is left is never too small, and up to four ticks too large."""
     try:
@@ -356,9 +357,13 @@ async def _play_level(
     hosted, probes = created[:n], created[n:]
     cpu_base, bots_base = cpu_of(pids), children_cpu()
     thinking = ["--think-ms", str(think_ms)] if think_ms else []
+    traces = [records.parent / f"bulk{k}.json" for k in range(2)]  # their kernel's times
     procs = [
-        spawner.spawn(pinned(bot_argv(bot, at) + thinking, bot_cpus), stdin=share + "\n")
-        for at, share in bulk_shares(hosted, target, dial)
+        spawner.spawn(
+            pinned([*bot_argv(bot, at), *thinking, "--trace", str(path)], bot_cpus),
+            stdin=share + "\n",
+        )
+        for (at, share), path in zip(bulk_shares(hosted, target, dial), traces, strict=True)
     ]
     thinkers = "\n".join(t for h in probes for t in h.seat_tokens)
     trace = records.parent / "probes.json"  # the thinkers' own timestamps, kernel's included
@@ -413,6 +418,10 @@ async def _play_level(
         t: played[h.match_id] for h in probes if h.match_id in played for t in h.seat_tokens
     }
     beyond = beyond_own(trace, by_token)
+    by_token = {
+        t: played[h.match_id] for h in hosted if h.match_id in played for t in h.seat_tokens
+    }
+    bulk_beyond = sorted(x for path in traces for x in beyond_own(path, by_token))
     decisions = sum(p.decisions for p in bulk)
     first = sampler.first_running_at if sampler.first_running_at is not None else started
     return {
@@ -440,6 +449,10 @@ async def _play_level(
         "beyond_p99": pct(beyond, 0.99),
         "beyond_max": beyond[-1] if beyond else float("nan"),
         "beyond_n": len(beyond),
+        "bulk_beyond_p50": pct(bulk_beyond, 0.5),
+        "bulk_beyond_p99": pct(bulk_beyond, 0.99),
+        "bulk_beyond_max": bulk_beyond[-1] if bulk_beyond else float("nan"),
+        "bulk_beyond_n": len(bulk_beyond),
         "cpu_server": cpu_server,
         "cpu_clients": cpu_bots,
         "processes": len(pids),

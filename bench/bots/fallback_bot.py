@@ -13,7 +13,8 @@ besides this process's, its own kernel's, read from ``TCP_INFO`` on the seat's c
 ``tcpi_last_data_sent``: its answer's departure), so that what it was charged can be set
 against all the time the decision was on this machine, its waits for a CPU included (a
 thinker beside a thousand busy bots waits a hundred milliseconds to read at times). To
-tell its connection from the others, a tracing process opens its streams one at a time.
+tell its connection from the others, a tracing process connects its channels one at a
+time (the handshakes; the streams, and so the matches, still start together).
 
 One process can play one seat (``--token``, as ``arena match`` launches bots) or many
 (``--tokens-file``, one token per line, ``-`` for stdin: each gets its own stream and its own TCP
@@ -132,7 +133,7 @@ SEAT_ADDRESS = "arena-seat-address"  # trailing metadata of a redirected Play (w
 MAX_MOVES = 3  # redirects followed for one seat before it gives up
 OPENING = 64  # streams of one process opening at once (a load level opens hundreds)
 OPEN_FOR = 60.0  # seconds a seat keeps trying to open its stream on an overloaded server
-TRACE_OPENING = asyncio.Lock()  # a tracing process opens one stream at a time
+TRACE_OPENING = asyncio.Lock()  # a tracing process connects one channel at a time
 
 
 async def play(
@@ -187,14 +188,16 @@ async def seat(
     while True:
         try:
             async with opening or contextlib.nullcontext():
+                connected = None
                 if trace:  # one at a time: the socket that appears is this seat's
                     async with TRACE_OPENING:
                         before = tcp_sockets()
-                        channel, call = await open_stream(server, token, every)
+                        connected = open_channel(server)
+                        with contextlib.suppress(asyncio.TimeoutError):  # then: no times
+                            await asyncio.wait_for(connected.channel_ready(), 10)
                         new = set(tcp_sockets().items()) - set(before.items())
                         fd = new.pop()[0] if len(new) == 1 else None
-                else:
-                    channel, call = await open_stream(server, token, every)
+                channel, call = await open_stream(server, token, every, connected)
             break
         except (grpc.RpcError, asyncio.InvalidStateError) as exc:
             moved = moved_to(exc) if isinstance(exc, grpc.RpcError) else None
@@ -259,9 +262,12 @@ async def seat(
     return None
 
 
-async def open_stream(server: str, token: str, every: bool) -> tuple[grpc.aio.Channel, Any]:
-    """A seat's stream with its Hello written (the channel closed if that fails)."""
-    channel = open_channel(server)
+async def open_stream(
+    server: str, token: str, every: bool, channel: grpc.aio.Channel | None = None
+) -> tuple[grpc.aio.Channel, Any]:
+    """A seat's stream with its Hello written, on ``channel`` (a new one by default; the
+    channel closed if that fails)."""
+    channel = channel if channel is not None else open_channel(server)
     try:
         call = pb_grpc.ArenaStub(channel).Play()
         await call.initial_metadata()  # the referee accepted the stream (DESIGN.md)

@@ -11,15 +11,34 @@
 // --think-ms N: each answer waits N ms first (a sleep: no CPU), so that a load level can
 // be run below the machine's saturation (bench/remote.py --bot-think-ms).
 //
+// --trace FILE: writes [token, seq, arrived, departed] per answer (CLOCK_MONOTONIC s), as
+// bench/bots/fallback_bot.py --trace does: by this machine's kernel (TCP_INFO on the
+// seat's own connection), when the request arrived (tcpi_last_data_recv at its read) and
+// when the answer left (tcpi_last_data_sent at the next read: nothing is sent between),
+// so that bench/remote.py can set each charge against all the seat's time on this
+// machine, its threads' waits for a CPU included. To know each seat's socket, seats then
+// connect one at a time (the TCP and HTTP/2 handshakes, not the streams: all the
+// matches still start together).
+//
 // Why C++: the benchmark's bots share the machine's cores with the servers they load, so
 // their CPU per decision must be small next to the server's; bench/workers.py measures
 // both. Like the sample bot it follows a redirect at Hello (arena-seat-address).
+
+#include <dirent.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,6 +55,50 @@ std::atomic<int> errors{0};
 std::atomic<int> redirects{0};  // seats sent on to a worker by the front at Hello
 std::atomic<int> retries{0};  // openings tried again after an UNAVAILABLE
 int think_ms = 0;  // --think-ms
+bool tracing = false;  // --trace
+std::mutex opening;  // tracing: one stream opens at a time
+std::mutex traced;
+struct Row {
+  std::string token;
+  long seq;
+  double arrived, departed;  // CLOCK_MONOTONIC s; departed < 0: not known
+};
+std::vector<Row> rows;
+
+double monotonic() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+// This process's TCP sockets (by /proc/self/fd and each one's address family).
+std::set<int> tcp_sockets() {
+  std::set<int> found;
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return found;
+  while (dirent* entry = readdir(dir)) {
+    const int fd = std::atoi(entry->d_name);
+    int domain = 0, type = 0;
+    socklen_t size = sizeof(int);
+    if (fd <= 2 || getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &size) != 0) continue;
+    size = sizeof(int);
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &size) != 0) continue;
+    if ((domain == AF_INET || domain == AF_INET6) && type == SOCK_STREAM) found.insert(fd);
+  }
+  closedir(dir);
+  return found;
+}
+
+// (when data last arrived, when data last left) on socket fd, CLOCK_MONOTONIC s.
+bool kernel_times(int fd, double* arrived, double* departed) {
+  tcp_info info;
+  socklen_t size = sizeof(info);
+  if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) != 0) return false;
+  const double now = monotonic();
+  *arrived = now - info.tcpi_last_data_recv / 1000.0;
+  *departed = now - info.tcpi_last_data_sent / 1000.0;
+  return true;
+}
 
 // Plays one seat; the address it is sent to, or "" when the stream is over. *refused:
 // the server failed the call with UNAVAILABLE before sending anything (an overloaded
@@ -44,10 +107,21 @@ std::string play(const std::string& server, const std::string& token, bool* refu
   grpc::ChannelArguments args;
   args.SetInt("grpc.use_local_subchannel_pool", 1);  // one TCP connection per seat
   args.SetInt("grpc.http2.bdp_probe", 0);  // no pings after an answer (docs/protocol.md)
-  auto stub = arena::v1::Arena::NewStub(
-      grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args));
+  auto channel = grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args);
+  int fd = -1;  // tracing: this seat's socket
+  if (tracing) {  // connected one at a time (the transport only: the streams open at once)
+    std::lock_guard<std::mutex> one_at_a_time(opening);
+    const std::set<int> before = tcp_sockets();
+    channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    std::vector<int> fresh;
+    for (int s : tcp_sockets())
+      if (!before.count(s)) fresh.push_back(s);
+    if (fresh.size() == 1) fd = fresh[0];
+  }
+  auto stub = arena::v1::Arena::NewStub(channel);
   grpc::ClientContext context;
   auto stream = stub->Play(&context);
+  std::vector<Row> mine;
   arena::v1::BotMessage hello;
   auto* h = hello.mutable_hello();
   h->set_token(token);
@@ -63,7 +137,11 @@ std::string play(const std::string& server, const std::string& token, bool* refu
   long answered = 0;
   while (stream->Read(&message)) {
     heard = true;
+    double arrived = -1, departed = -1;
+    const bool timed = fd >= 0 && kernel_times(fd, &arrived, &departed);
+    if (timed && !mine.empty() && mine.back().departed < 0) mine.back().departed = departed;
     if (message.has_request()) {
+      if (timed) mine.push_back({token, static_cast<long>(message.request().seq()), arrived, -1});
       answer.Clear();
       auto* action = answer.mutable_action();
       action->set_seq(message.request().seq());
@@ -77,6 +155,10 @@ std::string play(const std::string& server, const std::string& token, bool* refu
     }
   }
   requests += answered;
+  if (tracing) {
+    std::lock_guard<std::mutex> lock(traced);
+    rows.insert(rows.end(), mine.begin(), mine.end());
+  }
   stream->WritesDone();
   const grpc::Status status = stream->Finish();
   if (over) {
@@ -103,13 +185,15 @@ std::string play(const std::string& server, const std::string& token, bool* refu
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string server;
+  std::string server, trace;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--server") == 0) server = argv[i + 1];
     if (std::strcmp(argv[i], "--think-ms") == 0) think_ms = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--trace") == 0) trace = argv[i + 1];
   }
+  tracing = !trace.empty();
   if (server.empty()) {
-    std::cerr << "usage: many --server HOST:PORT [--think-ms N] < tokens (one per line)\n";
+    std::cerr << "usage: many --server HOST:PORT [--think-ms N] [--trace FILE] < tokens\n";
     return 2;
   }
   std::vector<std::thread> seats;
@@ -137,6 +221,18 @@ int main(int argc, char** argv) {
     });
   }
   for (auto& seat : seats) seat.join();
+  if (tracing) {
+    std::ofstream out(trace);
+    out.precision(17);
+    out << "[";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      out << (i ? ",\n" : "") << "[\"" << r.token << "\", " << r.seq << ", " << r.arrived << ", ";
+      if (r.departed < 0) out << "null]";
+      else out << r.departed << "]";
+    }
+    out << "]\n";
+  }
   std::cout << "{\"requests\": " << requests << ", \"ended\": " << ended
             << ", \"redirects\": " << redirects << ", \"retries\": " << retries
             << ", \"error_count\": " << errors << "}"

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
@@ -333,40 +332,25 @@ async def replay_raw(
 
 
 class DoorSeat:
-    """One stream's trio side, as a :class:`~arena.server.remote.RemoteSeat`'s: an inbox
-    that its :class:`SeatDoor` (or the hop, when nobody waits at the door) fills, and the
-    stream's :class:`PlayWriter`. ``RemoteSeat._put``/``_receive``'s few lines, without
-    the game: what a referee that costs nothing still has to do per decision."""
+    """One stream's trio side, as a :class:`~arena.server.remote.RemoteSeat`'s: its
+    :class:`~arena.server.door.DoorInbox` (the production one, filled through the seat's
+    door, or the hop when nobody waits at it) and the stream's :class:`PlayWriter`,
+    without the game: what a referee that costs nothing still has to do per decision."""
 
     def __init__(self, writer: PlayWriter[bytes]) -> None:
-        from arena.server.door import SeatDoor
+        from arena.server.door import DoorInbox  # here: an older arena (a baseline's) has none
 
-        self.inbox: deque[pb.BotMessage | None] = deque()  # None: the stream ended
-        self.door = SeatDoor()
+        self.inbox = DoorInbox[pb.BotMessage | None]()  # None: the stream ended
+        self.door = self.inbox.door
         self.writer = writer
-        self._waiter: trio.lowlevel.Task | None = None
 
     def put(self, message: pb.BotMessage | None) -> None:
         """Trio thread: queue an answer and wake the task if it waits the usual way."""
-        self.inbox.append(message)
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            trio.lowlevel.reschedule(waiter)
-        elif self.door.waiting:
-            self.door.poke()
+        self.inbox.put(message)
 
     async def receive(self) -> pb.BotMessage | None:
         """The next answer: waiting at the door if it can, else to be woken by the hop."""
-        while not self.inbox:
-            if not await self.door.wait():
-                self._waiter = trio.lowlevel.current_task()
-                await trio.lowlevel.wait_task_rescheduled(self._abort)
-        return self.inbox.popleft()
-
-    def _abort(self, _: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
-        self._waiter = None
-        return trio.lowlevel.Abort.SUCCEEDED
+        return await self.inbox.get()
 
 
 class DoorArena(pb_grpc.ArenaServicer):
@@ -381,7 +365,6 @@ class DoorArena(pb_grpc.ArenaServicer):
         self.attach = attach  # (seat, its DoorSeat), run on the trio thread
 
     async def Play(self, request_iterator: Any, context: Any) -> None:  # type: ignore[override]
-        from arena.server.loop_clock import EAGER_WAKEUP
         from arena.server.play_writer import PlayWriter
 
         await context.send_initial_metadata(())
@@ -392,20 +375,31 @@ class DoorArena(pb_grpc.ArenaServicer):
         seat = DoorSeat(writer)
         self.hop.call(self.attach, seat_no, seat)
 
-        async def read() -> None:
-            EAGER_WAKEUP.set(True)
-            while True:
-                message = await context.read()
-                ended = message is EOF_MARK
-                seat.door.call(self.hop, seat.put, None if ended else message)
-                if ended:
-                    return
+        await through_door(context, writer, self.hop, seat.door, seat.put)
 
-        reader = asyncio.create_task(read())
-        try:
-            await writer.run()
-        finally:
-            reader.cancel()
+
+async def through_door(context: Any, writer: Any, hop: Any, door: Any, put: Any) -> None:
+    """A Play stream's life as ``ArenaService.Play`` has it, past its opening: each message
+    read in a task resumed in gRPC's completion callback (``EAGER_WAKEUP``) and handed to
+    ``put`` on the trio thread through ``door`` (``None`` at the stream's end), while
+    ``writer`` (a :class:`PlayWriter`) writes what trio sends (bench/structures_cpu.py's
+    ``door`` too)."""
+    from arena.server.loop_clock import EAGER_WAKEUP
+
+    async def read() -> None:
+        EAGER_WAKEUP.set(True)
+        while True:
+            message = await context.read()
+            ended = message is EOF_MARK
+            door.call(hop, put, None if ended else message)
+            if ended:
+                return
+
+    reader = asyncio.create_task(read())
+    try:
+        await writer.run()
+    finally:
+        reader.cancel()
 
 
 async def replay_door(

@@ -35,7 +35,6 @@ import statistics
 import subprocess
 import sys
 import time
-from collections import deque
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -48,6 +47,7 @@ from arena.v1 import arena_pb2_grpc as pb_grpc
 BENCH = Path(__file__).parent
 sys.path.insert(0, str(BENCH))
 import bridge_pingpong as bp  # noqa: E402 — the shared client and message
+from remote_kit import through_door  # noqa: E402 — a Play stream's reader, as arena's
 
 STRUCTURES = ("raw", "bridge", "door", "guest", "trio_asyncio")
 EOF: object = grpc.aio.EOF  # type: ignore[attr-defined]
@@ -133,42 +133,24 @@ async def serve_bridge(trips: int, streams: int) -> tuple[float, float]:
 
 
 class _Stream:
-    """One stream's trio side, as a remote seat's: an inbox, the door, the task's park."""
+    """One stream's trio side, as a remote seat's: arena's :class:`DoorInbox` (its door,
+    its parked task) and the stream's writer."""
 
     def __init__(self, writer: Any) -> None:
-        from arena.server.door import SeatDoor
+        from arena.server.door import DoorInbox
 
-        self.inbox: deque[Any] = deque()
-        self.door = SeatDoor()
-        self.waiter: trio.lowlevel.Task | None = None
+        self.inbox = DoorInbox[Any]()
+        self.door = self.inbox.door
+        self.put = self.inbox.put  # trio thread (RemoteSeat._put's way)
         self.writer = writer
-
-    def put(self, message: Any) -> None:  # trio thread (RemoteSeat._put's way)
-        self.inbox.append(message)
-        if self.waiter is not None:
-            task, self.waiter = self.waiter, None
-            trio.lowlevel.reschedule(task)
-        elif self.door.waiting:
-            self.door.poke()
 
     async def serve(self) -> None:  # the referee's stand-in: answer each message
         try:
-            while True:
-                while not self.inbox:
-                    if not await self.door.wait():
-                        self.waiter = trio.lowlevel.current_task()
-                        await trio.lowlevel.wait_task_rescheduled(self._abort)
-                message = self.inbox.popleft()
-                if message is None:
-                    break
+            while (message := await self.inbox.get()) is not None:
                 self.writer.send_nowait(bp.verdict_for(message))
         finally:
             self.door.close()
             self.writer.close_nowait()
-
-    def _abort(self, _: Any) -> trio.lowlevel.Abort:
-        self.waiter = None
-        return trio.lowlevel.Abort.SUCCEEDED
 
 
 class ThroughDoor(pb_grpc.ArenaServicer):
@@ -177,7 +159,6 @@ class ThroughDoor(pb_grpc.ArenaServicer):
         self.start = start  # (stream) -> None, on the trio thread: starts its task
 
     async def Play(self, request_iterator: Any, context: Any) -> None:  # type: ignore[override]
-        from arena.server.loop_clock import EAGER_WAKEUP
         from arena.server.play_writer import PlayWriter
 
         await context.send_initial_metadata(())
@@ -185,19 +166,7 @@ class ThroughDoor(pb_grpc.ArenaServicer):
         stream = _Stream(writer)
         self.hop.call(self.start, stream)
 
-        async def read() -> None:
-            EAGER_WAKEUP.set(True)
-            while True:
-                message = await context.read()
-                stream.door.call(self.hop, stream.put, None if message is EOF else message)
-                if message is EOF:
-                    return
-
-        reader = asyncio.create_task(read())
-        try:
-            await writer.run()
-        finally:
-            reader.cancel()
+        await through_door(context, writer, self.hop, stream.door, stream.put)
 
 
 async def serve_door(trips: int, streams: int) -> tuple[float, float]:

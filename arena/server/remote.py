@@ -17,7 +17,6 @@ not through trio's entry queue: one task step fewer per decision.
 from __future__ import annotations
 
 import dataclasses
-from collections import deque
 from collections.abc import Callable, Sequence
 
 import structlog
@@ -25,7 +24,7 @@ import trio
 
 from arena.game import Action, Event, MatchEnded, Request
 from arena.referee import BotError, BotGone, Fault, FaultKind, SeatVerdict
-from arena.server.door import SeatDoor
+from arena.server.door import DoorInbox
 from arena.server.traffic import (
     Answer,
     Ask,
@@ -95,9 +94,8 @@ class RemoteSeat:
         # What the bridge delivered, and the referee's task while it waits for it: a
         # deque and a parked task cost a third of a memory channel's send + receive
         # (no statistics object per look, no extra yield when an item is waiting).
-        self._inbox: deque[Inbound] = deque()
-        self._waiter: trio.lowlevel.Task | None = None
-        self.door = SeatDoor()  # the stream's calls reach a waiting ask directly (door.py)
+        self._inbox = DoorInbox[Inbound]()
+        self.door = self._inbox.door  # the stream's calls reach a waiting ask directly
         self._pending: Ask | None = None
         self._unacked = 0  # an accepted answer whose acknowledgement rides on the next message
         # (seq, seconds) of the latest answer: the bot's own time, measured at the gRPC edge
@@ -168,29 +166,15 @@ class RemoteSeat:
 
     def _put(self, item: Inbound) -> None:
         """Queue ``item`` and wake the referee's task if it waits for one."""
-        self._inbox.append(item)
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            trio.lowlevel.reschedule(waiter)
-        elif self.door.waiting:
-            self.door.poke()
+        self._inbox.put(item)
 
     async def _receive(self) -> Inbound:
         """The next item; waits (cancellably) only if none is queued. One consumer.
         It waits at the seat's door if it can, else to be woken by the hop's call."""
-        while not self._inbox:
-            if not await self.door.wait():
-                self._waiter = trio.lowlevel.current_task()
-                await trio.lowlevel.wait_task_rescheduled(self._abort)
-        item = self._inbox.popleft()
+        item = await self._inbox.get()
         if isinstance(item, Answer):
             self._buffered -= item.size
         return item
-
-    def _abort(self, _: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
-        self._waiter = None
-        return trio.lowlevel.Abort.SUCCEEDED
 
     def detach(self, conn_id: int) -> None:
         if self.conn is None or self.conn.id != conn_id:

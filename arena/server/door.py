@@ -164,8 +164,6 @@ class SeatDoor:
             self._finalizer()
 
 
-__all__ = ["SeatDoor"]
-
 
 class DoorInbox(Generic[T]):
     """What reaches one trio consumer (a remote seat's asking task) from its stream, in
@@ -205,3 +203,6 @@ class DoorInbox(Generic[T]):
     def _abort(self, _: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
         self._waiter = None
         return trio.lowlevel.Abort.SUCCEEDED
+
+
+__all__ = ["DoorInbox", "SeatDoor"]

@@ -144,14 +144,15 @@ async def play(
     think: float,
     opening: asyncio.Semaphore | None = None,
     trace: bool = False,
+    everyone: asyncio.Barrier | None = None,
 ) -> None:
     """One seat, following redirects to the worker hosting it (:func:`seat`)."""
     for _ in range(MAX_MOVES + 1):
-        moved = await seat(server, token, tally, every, think, opening, trace)
+        moved = await seat(server, token, tally, every, think, opening, trace, everyone)
         if moved is None:
             return
         tally.redirects += 1
-        server = moved
+        server, everyone = moved, None  # passed once
     tally.errors.append(f"more than {MAX_MOVES} redirects in a row")
 
 
@@ -175,9 +176,12 @@ async def seat(
     think: float,
     opening: asyncio.Semaphore | None = None,
     trace: bool = False,
+    everyone: asyncio.Barrier | None = None,
 ) -> str | None:
     """One seat: hello, then answer each request with its fallback until MatchEnd; the
-    address it was redirected to, if it was.
+    address it was redirected to, if it was. Tracing, it connects its channel one at a
+    time with the process's other seats and opens its stream once all have (``everyone``,
+    the first time: the matches still start together).
 
     Opening the stream (connection, the referee's initial metadata, the Hello) is retried
     until :data:`OPEN_FOR` runs out, at most :data:`OPENING` at a time per process: with
@@ -185,21 +189,20 @@ async def seat(
     second try gets (bench/remote.py's 250-match level)."""
     give_up = time.monotonic() + OPEN_FOR
     fd: int | None = None  # the seat's connection, when tracing
+    connected: grpc.aio.Channel | None = None
+    if trace:
+        connected, fd = await connect_traced(server)
+        if everyone is not None:  # every seat's channel first, then every stream at once
+            await everyone.wait()
     while True:
         try:
             async with opening or contextlib.nullcontext():
-                connected = None
-                if trace:  # one at a time: the socket that appears is this seat's
-                    async with TRACE_OPENING:
-                        before = tcp_sockets()
-                        connected = open_channel(server)
-                        with contextlib.suppress(asyncio.TimeoutError):  # then: no times
-                            await asyncio.wait_for(connected.channel_ready(), 10)
-                        new = set(tcp_sockets().items()) - set(before.items())
-                        fd = new.pop()[0] if len(new) == 1 else None
+                if trace and connected is None:  # a try again: connect again
+                    connected, fd = await connect_traced(server)
                 channel, call = await open_stream(server, token, every, connected)
             break
         except (grpc.RpcError, asyncio.InvalidStateError) as exc:
+            connected = None  # closed by open_stream
             moved = moved_to(exc) if isinstance(exc, grpc.RpcError) else None
             if moved is not None:
                 return moved
@@ -262,6 +265,18 @@ async def seat(
     return None
 
 
+async def connect_traced(server: str) -> tuple[grpc.aio.Channel, int | None]:
+    """A channel connected while no other seat of this process connects, and its socket
+    (the one that appeared meanwhile; None if not exactly one did, or it timed out)."""
+    async with TRACE_OPENING:
+        before = tcp_sockets()
+        channel = open_channel(server)
+        with contextlib.suppress(asyncio.TimeoutError):  # then: no kernel times
+            await asyncio.wait_for(channel.channel_ready(), 10)
+        new = set(tcp_sockets().items()) - set(before.items())
+    return channel, new.pop()[0] if len(new) == 1 else None
+
+
 async def open_stream(
     server: str, token: str, every: bool, channel: grpc.aio.Channel | None = None
 ) -> tuple[grpc.aio.Channel, Any]:
@@ -286,7 +301,10 @@ async def main(
 ) -> Tally:
     tally = Tally()
     opening = asyncio.Semaphore(OPENING)
-    await asyncio.gather(*(play(server, t, tally, every, think, opening, trace) for t in tokens))
+    everyone = asyncio.Barrier(len(tokens)) if trace else None
+    await asyncio.gather(
+        *(play(server, t, tally, every, think, opening, trace, everyone) for t in tokens)
+    )
     return tally
 
 

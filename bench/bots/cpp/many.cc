@@ -33,6 +33,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -56,7 +57,10 @@ std::atomic<int> redirects{0};  // seats sent on to a worker by the front at Hel
 std::atomic<int> retries{0};  // openings tried again after an UNAVAILABLE
 int think_ms = 0;  // --think-ms
 bool tracing = false;  // --trace
-std::mutex opening;  // tracing: one stream opens at a time
+std::mutex opening;  // tracing: one channel connects at a time
+std::mutex gathering;  // tracing: the seats' streams open once every channel is connected
+std::condition_variable all_connected;
+size_t seats_total = 0, seats_connected = 0;
 std::mutex traced;
 struct Row {
   std::string token;
@@ -103,7 +107,8 @@ bool kernel_times(int fd, double* arrived, double* departed) {
 // Plays one seat; the address it is sent to, or "" when the stream is over. *refused:
 // the server failed the call with UNAVAILABLE before sending anything (an overloaded
 // server refusing a connection among a thousand opening at once): the caller tries again.
-std::string play(const std::string& server, const std::string& token, bool* refused) {
+std::string play(const std::string& server, const std::string& token, bool* refused,
+                 bool first) {
   grpc::ChannelArguments args;
   args.SetInt("grpc.use_local_subchannel_pool", 1);  // one TCP connection per seat
   args.SetInt("grpc.http2.bdp_probe", 0);  // no pings after an answer (docs/protocol.md)
@@ -117,6 +122,11 @@ std::string play(const std::string& server, const std::string& token, bool* refu
     for (int s : tcp_sockets())
       if (!before.count(s)) fresh.push_back(s);
     if (fresh.size() == 1) fd = fresh[0];
+  }
+  if (tracing && first) {  // every seat's channel first, then every stream: matches start together
+    std::unique_lock<std::mutex> lock(gathering);
+    if (++seats_connected == seats_total) all_connected.notify_all();
+    all_connected.wait(lock, [] { return seats_connected >= seats_total; });
   }
   auto stub = arena::v1::Arena::NewStub(channel);
   grpc::ClientContext context;
@@ -196,17 +206,21 @@ int main(int argc, char** argv) {
     std::cerr << "usage: many --server HOST:PORT [--think-ms N] [--trace FILE] < tokens\n";
     return 2;
   }
+  std::vector<std::string> tokens;
+  for (std::string line; std::getline(std::cin, line);)
+    if (!line.empty()) tokens.push_back(line);
+  seats_total = tokens.size();
   std::vector<std::thread> seats;
-  std::string token;
-  while (std::getline(std::cin, token)) {
-    if (token.empty()) continue;
+  for (const std::string& token : tokens) {
     seats.emplace_back([server, token] {
       // opening is retried for up to 60 s, as bench/bots/fallback_bot.py does
       const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
       std::string at = server;
+      bool first = true;
       for (int moves = 0; moves < 3 && !at.empty();) {
         bool refused = false;
-        at = play(at, token, &refused);
+        at = play(at, token, &refused, first);
+        first = false;
         if (!refused) {
           ++moves;
         } else if (std::chrono::steady_clock::now() > give_up) {

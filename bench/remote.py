@@ -32,7 +32,10 @@ limit, plus 8 probe matches whose Python bots think 5 ms (a third process): the 
 they were charged against the think time they measured themselves, and per decision
 against their whole time on their machine, by their own kernel (``fallback_bot.py
 --trace``: the request's arrival to the answer's departure, their waits for a CPU
-included), which decides the fair-clock verdict.
+included), which decides the fair-clock verdict. The bulk bots trace their kernel's
+times the same way, so the level also gives the referee's share of every charge (its
+p99 "beyond the bots' own", beside the charged p99, which at saturation is mostly the
+bots' own wait for a CPU on this machine).
 Reports decisions/s, the referee's p50/p99 per decision (the time it charged, from the
 records) and the p99 cycle (request to the next request after the answer: the charged
 time plus the server's turnaround), faults, the server's CPU seconds (front and workers)

@@ -37,8 +37,9 @@ def test_each_long_command_prints_progress_lines_off_a_terminal(tmp_path: Path) 
         "batch": ["batch", *BUILTINS, "--matches", "4", "--parallel", "1"],
         "tournament": ["tournament", "--bot", "g=builtin:greedy", "--bot", "r=builtin:random",
                        "--rounds", "2", "--parallel", "1"],
-        "check-bot": ["check-bot", "builtin:greedy", "--no-stacked", "--matches", "2",
-                      "--deals", "2", "--parallel", "1"],
+        # enough to outlast the interval: 2 short scenarios ran in under 0.3 s at times
+        "check-bot": ["check-bot", "builtin:greedy", "--no-stacked", "--matches", "8",
+                      "--deals", "6", "--parallel", "1"],
         "match": ["match", "--deals", "1", "--bot", "builtin:greedy", "--bot", late,
                   "--bot", "builtin:greedy", "--bot", "builtin:random"],
     }  # fmt: skip

@@ -123,19 +123,9 @@ def instrument() -> None:
 
 def last_sent(wire: SeatWire) -> float | None:
     """When the server last sent data on ``wire``'s connection (perf_counter s, ±1 tick)."""
-    import socket
-
     fd = getattr(wire.receipt, "_fd", None)
-    if fd is None:
-        return None
-    sock = socket.socket(fd[1], socket.SOCK_STREAM, 0, fileno=fd[0])
-    try:
-        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
-    except OSError:
-        return None
-    finally:
-        sock.detach()
-    return time.perf_counter() - int.from_bytes(info[44:48], sys.byteorder) / 1000
+    ages = None if fd is None else receive_clock.data_ages(fd[0])
+    return None if ages is None else time.perf_counter() - ages[1] / 1000
 
 
 def thread_waits() -> dict[str, tuple[float, float]]:

@@ -28,9 +28,7 @@ import resource
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +38,7 @@ from remote_kit import BENCH, BOT, PY, Spawner  # bench/remote_kit.py
 from workers import cpu_of  # bench/workers.py: CPU seconds of processes, from /proc
 
 from arena.referee import TimeControl
+from arena.server.receive_clock import measure_jiffy
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -190,7 +189,7 @@ def beyond_own(trace: Path, played_by: dict[str, Played]) -> list[float]:
         rows = json.loads(trace.read_text())
     except (OSError, ValueError):
         return []
-    tick = time.clock_getres(6) if sys.platform == "linux" else 0.0  # CLOCK_MONOTONIC_COARSE
+    tick = measure_jiffy() or 0.0  # the kernel's tick, TCP_INFO's unit
     out = []
     for token, seq, *_, arrived, departed in rows:
         charged = played_by[token].charged.get(seq) if token in played_by else None

@@ -33,7 +33,13 @@ from arena.rules import RuleSet
 from arena.server import receive_clock
 from arena.server.app import open_arena_server
 from arena.server.host import MatchSpec
-from arena.server.receive_clock import Receipt, ReceiveClock, measure_jiffy, parse_peer
+from arena.server.receive_clock import (
+    Receipt,
+    ReceiveClock,
+    data_ages,
+    measure_jiffy,
+    parse_peer,
+)
 from arena.server.wire import SeatWire
 
 JIFFY = measure_jiffy()
@@ -79,8 +85,9 @@ def test_the_tick_is_the_unit_the_receive_time_counts_in(
     seen = [0]
     give_up = time.monotonic() + 6 * JIFFY
     while time.monotonic() < give_up:
-        info = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
-        since = int.from_bytes(info[52:56], sys.byteorder)
+        ages = data_ages(conn.fileno())
+        assert ages is not None
+        since = ages[0]  # tcpi_last_data_recv
         if since != seen[-1]:
             seen.append(since)
         time.sleep(0.0002)
@@ -239,12 +246,9 @@ async def test_the_server_sends_a_thinking_bot_nothing(monkeypatch: pytest.Monke
     def watched(wire: SeatWire, message: Any) -> Any:
         fd = getattr(wire.receipt, "_fd", None)  # the connection, once the receipt found it
         if fd is not None and message.WhichOneof("kind") == "action":
-            sock = socket.socket(fd[1], socket.SOCK_STREAM, 0, fileno=fd[0])
-            try:
-                info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
-            finally:
-                sock.detach()
-            since = int.from_bytes(info[44:48], sys.byteorder) / 1000  # tcpi_last_data_sent
+            ages = data_ages(fd[0])
+            assert ages is not None
+            since = ages[1] / 1000  # tcpi_last_data_sent
             seen.append((wire.sent_at, time.perf_counter() - since))
         return answer(wire, message)
 

@@ -20,7 +20,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Final
+from typing import IO, Any
 
 from arena.errors import StateError
 from arena.game import Event, FaultNote, Kind, MatchEnded, Ruling
@@ -155,7 +155,7 @@ class RecordWriter:
             "type": "answer",
             "seat": int(seat),  # a Seat would take the encoder's hook: the same digits
             "seq": seq,
-            "kind": _WORDS.get(kind) or str(kind),
+            "kind": kind if isinstance(kind, str) else kind.value,  # the core passes its word
             "sent": None if sent is None else codes(sent),
             "played": codes(played),
             "requested_at_ms": requested_at_ms,
@@ -287,7 +287,6 @@ class RecordWriter:
 
 
 _ACCEPTED, _FAULT, _ABSENT = Ruling.ACCEPTED.value, Ruling.FAULT.value, Ruling.ABSENT.value
-_WORDS: Final[dict[object, str]] = {kind: kind.value for kind in Kind}  # no .value per line
 
 
 class NullRecorder:

@@ -48,6 +48,7 @@ TRIES = 8  # answers a stream's connection is looked for before it is given up (
 _TCP_INFO_BYTES = 104
 _LAST_DATA_RECV = struct.Struct("=I")  # tcpi_last_data_recv (ms), at offset 52
 _OFFSET = 52
+_LAST_DATA = struct.Struct("=I4xI")  # tcpi_last_data_sent (ms) at 44, …_recv at 52
 _CLOCK_MONOTONIC_COARSE = 6  # <linux/time.h>; not in Python's time module
 _LONGEST_TICK = 0.05  # s: HZ is 100 or more on Linux; anything else is not a tick
 
@@ -102,6 +103,26 @@ def _peer_of(fd: int, family: int) -> tuple[Peer, int] | None:
         return None
     since: int = _LAST_DATA_RECV.unpack_from(info, _OFFSET)[0]
     return (_plain(address[0]), address[1]), since
+
+
+def data_ages(fd: int) -> tuple[int, int] | None:
+    """(ms since data last arrived, ms since data last left) on the TCP socket ``fd``, by
+    its kernel (to the tick), or None (not TCP, or closed). For tools that watch a
+    connection from either end (``bench/``, the tests); the descriptor is not closed."""
+    try:
+        sock = socket.socket(fileno=fd)  # its family and type read from the descriptor
+    except OSError:
+        return None
+    try:
+        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_BYTES)
+    except OSError:
+        return None
+    finally:
+        sock.detach()
+    if len(info) < _OFFSET + 4:
+        return None
+    sent, received = _LAST_DATA.unpack_from(info, 44)
+    return received, sent
 
 
 def measure_jiffy() -> float | None:

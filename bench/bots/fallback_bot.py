@@ -46,6 +46,7 @@ from typing import Any
 
 import grpc
 
+from arena.server.receive_clock import data_ages
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -87,9 +88,6 @@ def open_channel(server: str) -> grpc.aio.Channel:
     return grpc.aio.secure_channel(server, credentials, options=CHANNEL_OPTIONS)
 
 
-TICK = time.clock_getres(6) if sys.platform == "linux" else 0.0  # CLOCK_MONOTONIC_COARSE
-
-
 def tcp_sockets() -> dict[int, str]:
     """This process's TCP socket descriptors and their inodes (``socket:[…]``), by /proc
     (gRPC's own wake-up socket pairs left out)."""
@@ -114,19 +112,11 @@ def is_tcp(fd: int) -> bool:
 def kernel_times(fd: int) -> tuple[float, float] | None:
     """(when data last arrived, when data last left) on the TCP socket ``fd``, perf_counter
     s, to the kernel's tick; None if it is no TCP socket (any more)."""
-    try:
-        sock = socket.socket(fileno=fd)
-    except OSError:
+    ages = data_ages(fd)
+    if ages is None:
         return None
-    try:
-        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
-    except OSError:
-        return None
-    finally:
-        sock.detach()  # gRPC's descriptor: never closed here
     now = time.perf_counter()
-    sent, received = (int.from_bytes(info[i : i + 4], sys.byteorder) for i in (44, 52))
-    return now - received / 1000, now - sent / 1000
+    return now - ages[0] / 1000, now - ages[1] / 1000
 
 
 SEAT_ADDRESS = "arena-seat-address"  # trailing metadata of a redirected Play (workers)

@@ -34,11 +34,11 @@ from typing import Any
 
 import grpc
 import trio
+from own_clock import receive_clock  # bench/own_clock.py: this checkout's, by path
 from remote_kit import BENCH, BOT, PY, Spawner  # bench/remote_kit.py
 from workers import cpu_of  # bench/workers.py: CPU seconds of processes, from /proc
 
 from arena.referee import TimeControl
-from arena.server.receive_clock import measure_jiffy
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -189,7 +189,7 @@ def beyond_own(trace: Path, played_by: dict[str, Played]) -> list[float]:
         rows = json.loads(trace.read_text())
     except (OSError, ValueError):
         return []
-    tick = measure_jiffy() or 0.0  # the kernel's tick, TCP_INFO's unit
+    tick = receive_clock().measure_jiffy() or 0.0  # the kernel's tick, TCP_INFO's unit
     out = []
     for token, seq, *_, arrived, departed in rows:
         charged = played_by[token].charged.get(seq) if token in played_by else None

@@ -46,9 +46,12 @@ from typing import Any
 
 import grpc
 
-from arena.server.receive_clock import data_ages
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
+
+# the kernel-time reader of this checkout, whatever arena is under test (a baseline's lacks it)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from own_clock import receive_clock  # bench/own_clock.py
 
 EOF_MARK: object = grpc.aio.EOF
 CHANNEL_OPTIONS = [
@@ -112,7 +115,7 @@ def is_tcp(fd: int) -> bool:
 def kernel_times(fd: int) -> tuple[float, float] | None:
     """(when data last arrived, when data last left) on the TCP socket ``fd``, perf_counter
     s, to the kernel's tick; None if it is no TCP socket (any more)."""
-    ages = data_ages(fd)
+    ages = receive_clock().data_ages(fd)
     if ages is None:
         return None
     now = time.perf_counter()

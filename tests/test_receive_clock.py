@@ -142,7 +142,14 @@ def test_bytes_sent_early_do_not_date_a_later_answer(
 
 
 @needs_tcp_info
-def test_a_reused_descriptor_is_not_read_as_the_old_connection() -> None:
+@pytest.mark.parametrize("cookies", [True, False], ids=["by-cookie", "by-peer"])
+def test_a_reused_descriptor_is_not_read_as_the_old_connection(
+    cookies: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The socket is checked at every read: by its cookie, or (a kernel without
+    ``SO_COOKIE``) by its peer's address."""
+    if not cookies:
+        monkeypatch.setattr(receive_clock, "_cookie_of", lambda fd: None)
     assert JIFFY is not None
     clock = ReceiveClock(JIFFY)
     with socket.create_server(("127.0.0.1", 0)) as server:
@@ -152,11 +159,13 @@ def test_a_reused_descriptor_is_not_read_as_the_old_connection() -> None:
         peer = parse_peer(f"ipv4:127.0.0.1:{first.getsockname()[1]}")
         assert peer is not None
         found = clock.find(peer)
-        assert found is not None
+        assert found is not None and (found[2] is not None) == cookies
+        assert clock.received(found, peer) is not None
         conn.close()  # gRPC closed it; the number is free
         second = socket.create_connection(("127.0.0.1", port))
         again, _ = server.accept()
         with first, second, again:
+            assert found[0] in (second.fileno(), again.fileno())  # the number, reused
             assert clock.received(found, peer) is None  # another peer now, or no socket
             assert clock.find(peer) is None
 

@@ -26,15 +26,21 @@ time, never more.
 Which socket: gRPC owns the connection's file descriptor and tells only the peer's
 address (``context.peer()``). :class:`ReceiveClock` finds the descriptor whose socket
 has that peer by scanning ``/proc/self/fd`` (new sockets only, at most every
-:data:`RESCAN` seconds), and checks the peer again at every read, so a descriptor closed
-and reused by another connection is never read as this one's. It wraps the descriptor
-for the two system calls (``getsockopt``, ``getpeername``) and detaches it in the same
+:data:`RESCAN` seconds) and notes the socket's cookie (``SO_COOKIE``: unique to the
+socket while the system runs), and checks it again at every read, so a descriptor closed
+and reused by another connection is never read as this one's. The check is a
+``getsockopt``, as the read is: neither lets go of the GIL, while ``getpeername`` (the
+check before, still the fallback on a kernel without cookies) does — at 250 matches in
+one process every system call that lets go of the GIL hands it to the other busy
+thread and waits to get it back (``bench/server_cpu.py --syscalls``; docs/architecture.md,
+"The sixth round"). It wraps the descriptor for those calls and detaches it in the same
 function: the descriptor is never closed or kept here. No ``TCP_INFO`` (not Linux, a
 Unix socket, a sandboxed bot): no receive time, the loop's bound alone, as before.
 """
 
 from __future__ import annotations
 
+import _socket
 import asyncio
 import os
 import socket
@@ -51,8 +57,10 @@ _OFFSET = 52
 _LAST_DATA = struct.Struct("=I4xI")  # tcpi_last_data_sent (ms) at 44, …_recv at 52
 _CLOCK_MONOTONIC_COARSE = 6  # <linux/time.h>; not in Python's time module
 _LONGEST_TICK = 0.05  # s: HZ is 100 or more on Linux; anything else is not a tick
+_SO_COOKIE = 57  # <asm-generic/socket.h> (Linux 4.6+); not in Python's socket module
 
 Peer = tuple[str, int]  # (host, port) of the far end
+Found = tuple[int, int, bytes | None]  # a connection's socket: (fd, family, its cookie)
 
 
 def parse_peer(peer: str) -> Peer | None:
@@ -83,6 +91,43 @@ def _family_of(fd: int) -> int | None:
         return None
     finally:
         sock.detach()  # the descriptor is gRPC's: never closed here
+
+
+def _cookie_of(fd: int) -> bytes | None:
+    """The cookie of socket ``fd`` (``SO_COOKIE``), or None (no such option here)."""
+    try:
+        sock = _socket.socket(socket.AF_INET, socket.SOCK_STREAM, 0, fd)
+    except OSError:
+        return None
+    try:
+        cookie: bytes = sock.getsockopt(socket.SOL_SOCKET, _SO_COOKIE, 8)
+    except OSError:
+        return None
+    finally:
+        sock.detach()  # the descriptor is gRPC's: never closed here
+    return cookie
+
+
+def _since_if(fd: int, cookie: bytes) -> int | None:
+    """``tcpi_last_data_recv`` (ms ago) of socket ``fd`` if it is still the socket with
+    ``cookie``; None otherwise. Two ``getsockopt`` calls: the GIL is held throughout.
+    (The family given does not matter: no address is decoded.)"""
+    try:
+        sock = _socket.socket(socket.AF_INET, socket.SOCK_STREAM, 0, fd)
+    except OSError:
+        return None
+    try:
+        if sock.getsockopt(socket.SOL_SOCKET, _SO_COOKIE, 8) != cookie:
+            return None  # closed, and the number reused by another socket
+        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_BYTES)
+    except OSError:
+        return None
+    finally:
+        sock.detach()  # the descriptor is gRPC's: never closed here
+    if len(info) < _OFFSET + 4:
+        return None
+    since: int = _LAST_DATA_RECV.unpack_from(info, _OFFSET)[0]
+    return since
 
 
 def _peer_of(fd: int, family: int) -> tuple[Peer, int] | None:
@@ -146,13 +191,13 @@ class ReceiveClock:
 
     def __init__(self, jiffy: float | None) -> None:
         self.jiffy = jiffy  # None: disabled
-        self._fds: dict[Peer, tuple[int, int]] = {}  # peer → (fd, address family)
+        self._fds: dict[Peer, Found] = {}  # peer → its socket
         self._seen: dict[int, str] = {}  # fd → its /proc link when scanned ("socket:[ino]")
         self._scanned = -RESCAN
 
-    def find(self, peer: Peer) -> tuple[int, int] | None:
-        """The descriptor of the connection from ``peer`` and its family, or None (not
-        found yet: a scan ran less than :data:`RESCAN` ago; ask again at the next answer)."""
+    def find(self, peer: Peer) -> Found | None:
+        """The socket of the connection from ``peer``, or None (not found yet: a scan ran
+        less than :data:`RESCAN` ago; ask again at the next answer)."""
         if self.jiffy is None:
             return None
         fd = self._fds.get(peer)
@@ -161,16 +206,21 @@ class ReceiveClock:
             fd = self._fds.get(peer)
         return fd
 
-    def received(self, fd: tuple[int, int], peer: Peer) -> float | None:
+    def received(self, fd: Found, peer: Peer) -> float | None:
         """When data last arrived on ``fd`` (perf_counter s), no later than it did; None if
         ``fd`` is no longer the connection from ``peer`` (then forgotten)."""
         now = time.perf_counter()
-        found = _peer_of(*fd)
-        if found is None or found[0] != peer:
+        number, family, cookie = fd
+        if cookie is not None:
+            since = _since_if(number, cookie)
+        else:  # a kernel without cookies: the peer's address, checked each time
+            found = _peer_of(number, family)
+            since = found[1] if found is not None and found[0] == peer else None
+        if since is None:
             if self._fds.get(peer) == fd:
                 del self._fds[peer]
             return None
-        return now - found[1] / 1000 - (self.jiffy or 0.0)
+        return now - since / 1000 - (self.jiffy or 0.0)
 
     def _scan(self) -> None:
         self._scanned = time.monotonic()
@@ -194,9 +244,10 @@ class ReceiveClock:
             family = _family_of(fd)
             if family not in (socket.AF_INET, socket.AF_INET6):
                 continue
+            cookie = _cookie_of(fd)  # read again after the peer: the same socket throughout
             found = _peer_of(fd, family)
-            if found is not None:
-                self._fds[found[0]] = (fd, family)
+            if found is not None and (cookie is None or _cookie_of(fd) == cookie):
+                self._fds[found[0]] = (fd, family, cookie)
         self._seen = seen
 
 
@@ -209,7 +260,7 @@ class Receipt:
     def __init__(self, clock: ReceiveClock, peer: Peer) -> None:
         self._clock = clock
         self._peer = peer
-        self._fd: tuple[int, int] | None = None  # (descriptor, family)
+        self._fd: Found | None = None
         self._tries = TRIES  # a peer never found (its address rewritten) stops scanning
 
     def at(self) -> float | None:

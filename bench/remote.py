@@ -302,6 +302,7 @@ async def part_b(args: argparse.Namespace, spawner: Spawner) -> list[Any]:
         argv += ["--workers", str(args.workers), "--bot", args.bot, "--cap", str(args.cap)]
         argv += ["--pin", args.pin] if args.pin else []
         argv += ["--bot-think-ms", str(args.bot_think_ms), "--dial", args.dial]
+        argv += ["--cpu-pinning", args.cpu_pinning] if args.cpu_pinning else []
         proc = spawner.spawn(argv)
         cap = args.cap
         try:
@@ -416,6 +417,7 @@ async def main(args: argparse.Namespace) -> None:
                 args.pin,
                 args.bot_think_ms,
                 args.dial,
+                args.cpu_pinning,
             )
             print(json.dumps(report), flush=True)
             return
@@ -482,6 +484,13 @@ def parse() -> argparse.Namespace:
         default="seat",
         help="part B with workers: the bulk bots dial the seat_address returned with their "
         "tokens (seat, the default) or the front, redirected at Hello (front)",
+    )
+    parser.add_argument(
+        "--cpu-pinning",
+        choices=["auto", "off"],
+        default="",
+        help="part B, for reading: arena serve's --cpu-pinning (its default, auto: each "
+        "serving process's two Python threads on one CPU; not given to an arena without it)",
     )
     parser.add_argument("--only", choices=["a", "b"], default=None, help="run one part")
     parser.add_argument("--json-out", default=None, help="write the goals' figures here")

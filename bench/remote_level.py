@@ -20,6 +20,7 @@ Kept apart so that ``remote.py`` reads as the experiment and its table.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import dataclasses
 import importlib.util
 import json
@@ -60,7 +61,9 @@ def served_by(workers: int) -> str:
     return "one process: arena serve " + ("--workers 1" if has_workers() else "(no workers)")
 
 
-def serve_argv(workers: int, port: int, records: Path, matches: int, cap: float) -> list[str]:
+def serve_argv(
+    workers: int, port: int, records: Path, matches: int, cap: float, cpu_pinning: str = ""
+) -> list[str]:
     argv = [PY, "-m", "arena.cli.main", "serve", "--listen", f"127.0.0.1:{port}",
             "--records", str(records), "--open", "--log-level", "warning",
             "--matches-total", str(matches), "--matches-per-organiser", str(matches),
@@ -69,7 +72,24 @@ def serve_argv(workers: int, port: int, records: Path, matches: int, cap: float)
         argv += ["--workers", str(max(workers, 1))]
     elif workers > 1:
         raise SystemExit("bench/remote.py: this arena has no `arena serve --workers`")
+    if cpu_pinning and has_pinning():
+        argv += ["--cpu-pinning", cpu_pinning]
     return argv
+
+
+def thread_cpus(pid: int) -> set[int]:
+    """The CPUs any thread of ``pid`` may run on (a serving process keeps its two Python
+    threads on one CPU, ``--cpu-pinning``: its main thread alone tells only that one)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            found |= os.sched_getaffinity(int(task.name))
+    return found or os.sched_getaffinity(pid)
+
+
+def has_pinning() -> bool:
+    """Whether the arena on ``sys.path`` has ``arena serve --cpu-pinning``."""
+    return importlib.util.find_spec("arena.server.placement") is not None
 
 
 def bot_argv(bot: str, target: str) -> list[str]:
@@ -305,6 +325,7 @@ async def level_report(
     pin: str = "",
     think_ms: int = 0,
     dial: str = "seat",
+    cpu_pinning: str = "",
 ) -> dict[str, Any]:
     """Run ``n`` concurrent matches of fallback bots (``bot``: 2 client processes) on a
     fresh ``arena serve``, plus :data:`PROBES` matches whose Python bots think
@@ -320,7 +341,8 @@ async def level_report(
         records.mkdir()
         target = f"127.0.0.1:{free_port()}"
         port = int(target.rsplit(":", 1)[1])
-        argv = pinned(serve_argv(workers, port, records, n + PROBES, cap), server_cpus)
+        argv = serve_argv(workers, port, records, n + PROBES, cap, cpu_pinning)
+        argv = pinned(argv, server_cpus)
         server = await start_server(argv, Path(tmp) / "serve.log")
         try:
             return await _play_level(
@@ -349,7 +371,7 @@ async def _play_level(
 ) -> dict[str, Any]:
     notes: list[str] = []
     pids = family(server.pid)
-    cpus = sorted(set().union(*(os.sched_getaffinity(pid) for pid in pids)))
+    cpus = sorted(set().union(*(thread_cpus(pid) for pid in pids)))
     rss_base, _ = memory_mib(pids)
     base_of = {pid: memory_of(pid)[0] for pid in pids}
     created = await trio.to_thread.run_sync(create, target, n + PROBES, deals)

@@ -35,7 +35,7 @@ import trio
 
 from arena.cli.logs import add_logging_options, configure_logging
 from arena.cli.options import listen_address
-from arena.cli.serve_workers import add_worker_options, run_front, worker_count
+from arena.cli.serve_workers import add_worker_options, cpu_of, run_front, worker_count
 from arena.errors import ArenaError
 from arena.records import read_record
 from arena.server import (
@@ -293,6 +293,7 @@ def run(args: argparse.Namespace) -> int:
         plugins = competition_plugins(args.database, args.records)
         limits = limits_of(args)
         workers = worker_count(args.workers)
+        cpu = cpu_of(args.cpu_pinning, 1 if args.join else workers)
     except ArenaError as exc:
         print(f"arena serve: {exc}", file=sys.stderr)
         return 2
@@ -303,17 +304,8 @@ def run(args: argparse.Namespace) -> int:
     if workers > 1 or args.join:
         return run_front(args, access, tls, limits, workers, competition=bool(plugins))
     with contextlib.suppress(KeyboardInterrupt):
-        trio.run(
-            _serve,
-            args.listen,
-            args.records,
-            not args.no_resume,
-            access,
-            tls,
-            limits,
-            args.http,
-            plugins,
-        )
+        trio.run(_serve, args.listen, args.records, not args.no_resume, access, tls, limits,
+                 args.http, plugins, cpu)  # fmt: skip
     return 0
 
 
@@ -326,6 +318,7 @@ async def _serve(
     limits: Limits,
     http: str | None = None,
     plugins: list[Plugin] | None = None,
+    cpu: int | None = None,
 ) -> None:
     restore = partial(resume_matches, folder=Path(records)) if resume else None
     async with open_arena_server(
@@ -339,6 +332,7 @@ async def _serve(
         http=http,
         plugins=plugins or (),
         settle_gc=True,
+        cpu=cpu,
     ) as server:
         announce(server.target, listen, records, access, tls, http, server.http_url)
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:

@@ -145,6 +145,7 @@ async def _join(args: argparse.Namespace, token: str, tls: ServerTls | None) -> 
         "http": None,
         "control": None,
         "advertise": advertised(args.listen.rsplit(":", 1)[0], args.advertise),
+        "cpu_pinning": args.cpu_pinning,  # this host's: a joined worker is its first
     }
     Path(args.records).mkdir(parents=True, exist_ok=True)
 

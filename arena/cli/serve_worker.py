@@ -28,6 +28,7 @@ from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
+import structlog
 import trio
 
 from arena.cli.logs import configure_logging
@@ -43,6 +44,9 @@ from arena.server import (
     open_arena_server,
     record_factory,
 )
+from arena.server.placement import AUTO, cpu_for
+
+log = structlog.get_logger()
 
 REPORT_EVERY = 0.1  # seconds between two looks at the matches' states
 
@@ -80,6 +84,17 @@ def main() -> int:
     return 0
 
 
+def worker_cpu(settings: dict[str, Any]) -> int | None:
+    """The CPU for this worker's two Python threads (``--cpu-pinning``; worker i takes
+    the i-th CPU it may use), or None. A setting it cannot follow here (a number this
+    host lacks: a ``--join`` worker's own check ran on its host) is one warning."""
+    try:
+        return cpu_for(settings.get("cpu_pinning", AUTO), settings.get("index", 0))
+    except ValueError as exc:
+        log.warning("cpu_pinning_ignored", reason=str(exc))
+        return None
+
+
 # the task that carries out the front's orders and ends when the front is gone
 Orders = Callable[[trio.CancelScope, MatchHost, IO[str]], Awaitable[None]]
 
@@ -108,6 +123,7 @@ async def work(
         http=settings["http"],
         extra_addresses=tuple(a for a in [settings.get("control")] if a),
         settle_gc=True,
+        cpu=worker_cpu(settings),
     ) as server:
         seen: dict[str, str] = {}
         _report(server.host, seen, report)  # the restored matches, before "ready"

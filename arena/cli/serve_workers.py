@@ -24,6 +24,7 @@ import trio
 from arena.cli.options import address
 from arena.errors import ArenaError
 from arena.server import Access, Limits, ServerTls, open_workers_server
+from arena.server.placement import AUTO, OFF, cpu_for, parse_setting
 from arena.server.workers.run import Extend
 
 log = structlog.get_logger()
@@ -58,6 +59,17 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
         f"(default: the number of cores, {cores()} here; 1 = one process, as before)",
     )
     group.add_argument(
+        "--cpu-pinning",
+        type=_pinning,
+        default=AUTO,
+        metavar="auto|off|CPU",
+        help="auto (default): keep each serving process's two Python threads (the "
+        "referee's and gRPC's, which share one GIL) on one CPU, worker i on the i-th CPU "
+        "this process may use: at 250 matches ~1.6× the decisions/s of letting them move "
+        "between CPUs (docs/workers.md); off: let the OS place them; a CPU number: that "
+        "CPU (one process, or a --join worker)",
+    )
+    group.add_argument(
         "--advertise",
         default=None,
         metavar="HOST",
@@ -80,6 +92,25 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
         help="with --join: the CA of the front's certificate (a worker with --tls-cert dials "
         "the front with TLS, and presents that certificate to a front with --tls-client-ca)",
     )
+
+
+def _pinning(text: str) -> str:
+    try:
+        return parse_setting(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def cpu_of(setting: str, workers: int, slot: int = 0) -> int | None:
+    """The CPU for this serving process (``slot``: the worker's index), or None; raises
+    ArenaError for a CPU number given to several workers or one not allowed here."""
+    if workers > 1 and setting not in (AUTO, OFF):
+        raise ArenaError(f"--cpu-pinning {setting} would put all {workers} workers on one "
+                         "CPU: give --workers 1 (one process), or auto or off")  # fmt: skip
+    try:
+        return cpu_for(setting, slot)
+    except ValueError as exc:
+        raise ArenaError(f"--cpu-pinning: {exc}") from None
 
 
 def worker_count(requested: int | None) -> int:
@@ -111,6 +142,7 @@ def worker_settings(args: argparse.Namespace, access: Access, limits: Limits) ->
         "http": f"{http_host}:0" if args.http else None,
         "log_level": args.log_level,
         "log_json": args.log_json,
+        "cpu_pinning": args.cpu_pinning,  # worker i takes the i-th CPU (auto)
     }
 
 

@@ -17,6 +17,7 @@ from arena.server.bridge import GrpcServerConfig, GrpcThread, Registration, open
 from arena.server.gc_policy import settle_after_start_up
 from arena.server.host import MatchHost, RecorderFactory, TokenBook
 from arena.server.limits import Limits
+from arena.server.placement import keep_on_cpu
 from arena.server.service import ArenaService, MatchesService
 from arena.server.tls import ServerTls
 from arena.server.wire import EventCaches, add_arena_service
@@ -73,6 +74,7 @@ async def open_arena_server(
     plugins: Sequence[Plugin] = (),
     extra_addresses: tuple[str, ...] = (),
     settle_gc: bool = False,
+    cpu: int | None = None,
 ) -> AsyncIterator[ArenaServer]:
     """Serve the Arena and Matches services for an ``async with`` block.
 
@@ -92,6 +94,9 @@ async def open_arena_server(
     ``plugins`` add services (the competition's lobby).
     ``settle_gc``: once listening, tune this process's garbage collector for a long-running
     server (:mod:`arena.server.gc_policy`; ``arena serve`` and its workers, not tests).
+    ``cpu``: once listening, keep this (trio's) thread and the gRPC loop's thread on that
+    CPU (:mod:`arena.server.placement`: the two share a GIL; ``arena serve``'s
+    ``--cpu-pinning``).
     """
     limits = limits or Limits()
     async with trio.open_nursery() as nursery:
@@ -144,6 +149,7 @@ async def open_arena_server(
                 http_url = await start_http(nursery, http, host, access, metrics, pages)
             if settle_gc:
                 settle_after_start_up()
+            keep_on_cpu(cpu, grpc_thread.thread)
             try:
                 yield ArenaServer(host, grpc_thread, access, http_url)
             finally:

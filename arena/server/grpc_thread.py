@@ -135,6 +135,11 @@ class GrpcThread:
         self._running = False
 
     @property
+    def thread(self) -> threading.Thread:
+        """The thread the gRPC server's asyncio loop runs on (to place it on a CPU)."""
+        return self._thread
+
+    @property
     def port(self) -> int:
         """The bound port. Raises ``GrpcServerError`` before a successful start."""
         if self._port is None:

@@ -75,6 +75,7 @@ import trio
 from remote_goals import goals, print_summary  # bench/remote_goals.py: the summary
 from remote_kit import (  # bench/remote_kit.py: the script's directory is on sys.path
     BOT,
+    PIN,
     LatencyRecorder,
     ScriptSeat,
     Spawner,
@@ -82,8 +83,10 @@ from remote_kit import (  # bench/remote_kit.py: the script's directory is on sy
     bridge_pingpong,
     die_with_parent,
     door_available,
+    on_one_cpu,
     replay_door,
     replay_raw,
+    server_thread,
     timed_asks,
 )
 from remote_level import BOTS, PROBES, THINK_MS, level_report, served_by
@@ -175,7 +178,8 @@ async def play_arena(rules: RuleSet, tc: TimeControl, spawner: Spawner, a: PartA
             argv = [sys.executable, str(BOT), "--server", server.target]
             procs = [spawner.spawn([*argv, f"--token={t}"]) for t in hosted.tokens if t is not None]
             cpu, threads = time.process_time(), thread_cpu()
-            await hosted.done.wait()
+            with on_one_cpu(server_thread(server.grpc), with_this_thread=True):
+                await hosted.done.wait()
             a.cpu["arena"] = a.cpu.get("arena", 0.0) + time.process_time() - cpu
             for name, seconds in diff(thread_cpu(), threads).items():
                 if not name.startswith("switches"):
@@ -489,8 +493,10 @@ def parse() -> argparse.Namespace:
         "--cpu-pinning",
         choices=["auto", "off"],
         default="",
-        help="part B, for reading: arena serve's --cpu-pinning (its default, auto: each "
-        "serving process's two Python threads on one CPU; not given to an arena without it)",
+        help="arena serve's --cpu-pinning (default auto: each serving process's two Python "
+        "threads on one CPU): part B passes it on (not to an arena without it); part A's "
+        "servers (arena, door4, and the raw replays' one thread) do the same while they "
+        "serve, unless off",
     )
     parser.add_argument("--only", choices=["a", "b"], default=None, help="run one part")
     parser.add_argument("--json-out", default=None, help="write the goals' figures here")
@@ -504,6 +510,7 @@ def parse() -> argparse.Namespace:
     # 250 one-deal matches are ~28k decisions: ~20 s on a quiet 2-core machine, ~55 s at
     # load 12; the cap is only a guard against a level that never ends
     args.cap = args.cap or (10.0 if quick else 120.0)
+    PIN["on"] = args.cpu_pinning != "off"  # part A's servers, as arena serve's default
     return args
 
 

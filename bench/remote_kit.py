@@ -131,6 +131,45 @@ class Spawner:
         return lines
 
 
+# ------------------------------------------------------------------------ CPU pinning
+
+#: part A's servers keep their Python threads on one CPU, as ``arena serve`` does by
+#: default (``--cpu-pinning auto``; :mod:`arena.server.placement`): set by bench/remote.py
+PIN = {"on": True}
+
+
+@contextlib.contextmanager
+def on_one_cpu(server_thread: Any, with_this_thread: bool) -> Iterator[None]:
+    """While the block runs: ``server_thread`` (a gRPC loop's) and, ``with_this_thread``,
+    the calling (trio) thread on one CPU, as ``arena serve`` keeps its two Python threads
+    (the raw replays' server has one: it goes alone); the calling thread's CPUs are given
+    back after. Nothing where the arena under test has no placement (a baseline's) or
+    with ``PIN['on']`` off."""
+    placement = None
+    if PIN["on"] and hasattr(os, "sched_setaffinity"):
+        with contextlib.suppress(ImportError):
+            from arena.server import placement  # type: ignore[no-redef]
+    cpu = placement.cpu_for(placement.AUTO) if placement is not None else None
+    if cpu is None:
+        yield
+        return
+    mine = os.sched_getaffinity(0)
+    native = getattr(server_thread, "native_id", None)
+    if with_this_thread:
+        os.sched_setaffinity(0, {cpu})
+    if native:
+        os.sched_setaffinity(native, {cpu})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, mine)
+
+
+def server_thread(server: Any) -> Any:
+    """The gRPC loop's thread of a ``GrpcThread`` (None on an arena that hides it)."""
+    return getattr(server, "thread", None) or getattr(server, "_thread", None)
+
+
 # ------------------------------------------------------------------------ in-process seats
 
 
@@ -321,7 +360,9 @@ async def replay_raw(
     async with open_grpc_server(registrations, config) as server:
         argv = [PY, str(BOT), "--server", server.target]
         cpu = time.process_time()
-        await spawner.wait_all([spawner.spawn([*argv, f"--token={s}"]) for s in range(clients)])
+        procs = [spawner.spawn([*argv, f"--token={s}"]) for s in range(clients)]
+        with on_one_cpu(server_thread(server), with_this_thread=False):  # bots spawned free
+            await spawner.wait_all(procs)
         cpu = time.process_time() - cpu
     if servicer.error:
         raise RuntimeError(f"raw replay failed: {servicer.error}")
@@ -451,7 +492,9 @@ async def replay_door(
             argv = [PY, str(BOT), "--server", server.target]
             nursery.start_soon(replay)
             cpu = time.process_time()  # from before the spawns, as replay_raw's
-            await spawner.wait_all([spawner.spawn([*argv, f"--token={s}"]) for s in range(clients)])
+            procs = [spawner.spawn([*argv, f"--token={s}"]) for s in range(clients)]
+            with on_one_cpu(server_thread(server), with_this_thread=True):  # bots spawned free
+                await spawner.wait_all(procs)
             cpu = time.process_time() - cpu
         nursery.cancel_scope.cancel()  # the replay is over unless a bot failed
     if len(latencies) != len(script):

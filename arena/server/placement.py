@@ -43,15 +43,13 @@ def cpu_for(setting: str, slot: int = 0) -> int | None:
     ``slot`` (worker index; 0 for a lone server); None: leave the threads alone.
     Raises ValueError for a number this process may not use."""
     cpus = allowed_cpus()
-    if setting == OFF or len(cpus) < 2:
-        return None  # one CPU (or none known): nothing to choose
-    if setting == AUTO:
-        return cpus[slot % len(cpus)]
-    cpu = int(setting)
+    if setting == OFF or not cpus:
+        return None
+    cpu = cpus[slot % len(cpus)] if setting == AUTO else int(setting)
     if cpu not in cpus:
         shown = ",".join(map(str, cpus))
         raise ValueError(f"CPU {cpu} is not one this process may use ({shown})")
-    return cpu
+    return cpu if len(cpus) > 1 else None  # one CPU: nothing to choose
 
 
 def keep_on_cpu(cpu: int | None, *threads: threading.Thread) -> bool:

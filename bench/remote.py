@@ -86,7 +86,6 @@ from remote_kit import (  # bench/remote_kit.py: the script's directory is on sy
     on_one_cpu,
     replay_door,
     replay_raw,
-    server_thread,
     timed_asks,
 )
 from remote_level import BOTS, PROBES, THINK_MS, level_report, served_by
@@ -178,7 +177,7 @@ async def play_arena(rules: RuleSet, tc: TimeControl, spawner: Spawner, a: PartA
             argv = [sys.executable, str(BOT), "--server", server.target]
             procs = [spawner.spawn([*argv, f"--token={t}"]) for t in hosted.tokens if t is not None]
             cpu, threads = time.process_time(), thread_cpu()
-            with on_one_cpu(server_thread(server.grpc), with_this_thread=True):
+            with on_one_cpu(server.grpc, with_this_thread=True):
                 await hosted.done.wait()
             a.cpu["arena"] = a.cpu.get("arena", 0.0) + time.process_time() - cpu
             for name, seconds in diff(thread_cpu(), threads).items():

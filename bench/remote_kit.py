@@ -139,35 +139,30 @@ PIN = {"on": True}
 
 
 @contextlib.contextmanager
-def on_one_cpu(server_thread: Any, with_this_thread: bool) -> Iterator[None]:
-    """While the block runs: ``server_thread`` (a gRPC loop's) and, ``with_this_thread``,
-    the calling (trio) thread on one CPU, as ``arena serve`` keeps its two Python threads
-    (the raw replays' server has one: it goes alone); the calling thread's CPUs are given
-    back after. Nothing where the arena under test has no placement (a baseline's) or
-    with ``PIN['on']`` off."""
+def on_one_cpu(server: Any, with_this_thread: bool) -> Iterator[None]:
+    """While the block runs, ``server``'s loop thread (a ``GrpcThread``'s) on one CPU and,
+    ``with_this_thread``, the calling (trio) thread with it, by arena's own
+    :func:`~arena.server.placement.keep_on_cpu`, as ``arena serve`` keeps its two Python
+    threads (the raw replays' server has one: it goes alone); the calling thread's CPUs
+    are given back after. Nothing where the arena under test has no placement (a
+    baseline's) or with ``PIN['on']`` off."""
     placement = None
-    if PIN["on"] and hasattr(os, "sched_setaffinity"):
+    if PIN["on"]:
         with contextlib.suppress(ImportError):
             from arena.server import placement  # type: ignore[no-redef]
     cpu = placement.cpu_for(placement.AUTO) if placement is not None else None
-    if cpu is None:
+    if placement is None or cpu is None:
         yield
         return
     mine = os.sched_getaffinity(0)
-    native = getattr(server_thread, "native_id", None)
     if with_this_thread:
-        os.sched_setaffinity(0, {cpu})
-    if native:
-        os.sched_setaffinity(native, {cpu})
+        placement.keep_on_cpu(cpu, server.thread)
+    else:
+        os.sched_setaffinity(server.thread.native_id, {cpu})
     try:
         yield
     finally:
         os.sched_setaffinity(0, mine)
-
-
-def server_thread(server: Any) -> Any:
-    """The gRPC loop's thread of a ``GrpcThread`` (None on an arena that hides it)."""
-    return getattr(server, "thread", None) or getattr(server, "_thread", None)
 
 
 # ------------------------------------------------------------------------ in-process seats
@@ -361,7 +356,7 @@ async def replay_raw(
         argv = [PY, str(BOT), "--server", server.target]
         cpu = time.process_time()
         procs = [spawner.spawn([*argv, f"--token={s}"]) for s in range(clients)]
-        with on_one_cpu(server_thread(server), with_this_thread=False):  # bots spawned free
+        with on_one_cpu(server, with_this_thread=False):  # bots spawned free
             await spawner.wait_all(procs)
         cpu = time.process_time() - cpu
     if servicer.error:
@@ -493,7 +488,7 @@ async def replay_door(
             nursery.start_soon(replay)
             cpu = time.process_time()  # from before the spawns, as replay_raw's
             procs = [spawner.spawn([*argv, f"--token={s}"]) for s in range(clients)]
-            with on_one_cpu(server_thread(server), with_this_thread=True):  # bots spawned free
+            with on_one_cpu(server, with_this_thread=True):  # bots spawned free
                 await spawner.wait_all(procs)
             cpu = time.process_time() - cpu
         nursery.cancel_scope.cancel()  # the replay is over unless a bot failed

@@ -86,8 +86,9 @@ def main() -> int:
 
 def worker_cpu(settings: dict[str, Any]) -> int | None:
     """The CPU for this worker's two Python threads (``--cpu-pinning``; worker i takes
-    the i-th CPU it may use), or None. A setting it cannot follow here (a number this
-    host lacks: a ``--join`` worker's own check ran on its host) is one warning."""
+    the i-th CPU it may use), or None. ``arena serve`` checked the setting before it
+    started the worker; one the host no longer allows (its CPU set changed since) is one
+    warning, not a worker that cannot start."""
     try:
         return cpu_for(settings.get("cpu_pinning", AUTO), settings.get("index", 0))
     except ValueError as exc:

@@ -101,14 +101,15 @@ def _pinning(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def cpu_of(setting: str, workers: int, slot: int = 0) -> int | None:
-    """The CPU for this serving process (``slot``: the worker's index), or None; raises
-    ArenaError for a CPU number given to several workers or one not allowed here."""
+def cpu_of(setting: str, workers: int) -> int | None:
+    """The CPU of a lone serving process (``workers`` 1), or None; checks the setting for
+    any count: raises ArenaError for a CPU number given to several workers or one not
+    allowed here (each worker takes its own, :func:`serve_worker.worker_cpu`)."""
     if workers > 1 and setting not in (AUTO, OFF):
         raise ArenaError(f"--cpu-pinning {setting} would put all {workers} workers on one "
                          "CPU: give --workers 1 (one process), or auto or off")  # fmt: skip
     try:
-        return cpu_for(setting, slot)
+        return cpu_for(setting)
     except ValueError as exc:
         raise ArenaError(f"--cpu-pinning: {exc}") from None
 

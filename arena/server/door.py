@@ -164,7 +164,6 @@ class SeatDoor:
             self._finalizer()
 
 
-
 class DoorInbox(Generic[T]):
     """What reaches one trio consumer (a remote seat's asking task) from its stream, in
     order. :meth:`put` runs on the trio thread (a call the door or the hop brought);

@@ -32,10 +32,11 @@ and reused by another connection is never read as this one's. The check is a
 ``getsockopt``, as the read is: neither lets go of the GIL, while ``getpeername`` (the
 check before, still the fallback on a kernel without cookies) does — at 250 matches in
 one process every system call that lets go of the GIL hands it to the other busy
-thread and waits to get it back (``bench/server_cpu.py --syscalls``; docs/architecture.md,
-"The sixth round"). It wraps the descriptor for those calls and detaches it in the same
-function: the descriptor is never closed or kept here. No ``TCP_INFO`` (not Linux, a
-Unix socket, a sandboxed bot): no receive time, the loop's bound alone, as before.
+thread and waits to get it back (``bench/server_cpu.py --syscalls``;
+docs/architecture.md, "One CPU for the two Python threads"). It wraps the descriptor for
+those calls and detaches it in the same function: the descriptor is never closed or kept
+here. No ``TCP_INFO`` (not Linux, a Unix socket, a sandboxed bot): no receive time, the
+loop's bound alone, as before.
 """
 
 from __future__ import annotations
